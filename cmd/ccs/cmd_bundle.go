@@ -270,7 +270,16 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 	default:
-		if emb, err = readEmbeddingsCtx(ctx, o.Embeddings, false); err != nil {
+		// Columns of the embeddings' own table that -labels, -groups,
+		// -blocks, -ids name are theirs, no coordinates.
+		var others []otherColumn
+		epath, _ := bundle.SplitInput(o.Embeddings)
+		for _, f := range []struct{ flag, arg string }{{"-labels", o.Labels}, {"-groups", o.Groups}, {"-sessions", o.Sessions}, {"-blocks", o.Blocks}, {"-ids", o.IDs}} {
+			if p, col := bundle.SplitInput(f.arg); p == epath && col != "" {
+				others = append(others, otherColumn{col, f.flag})
+			}
+		}
+		if emb, err = readEmbeddingsCtx(ctx, o.Embeddings, false, others...); err != nil {
 			return err
 		}
 		if err := input("embeddings", o.Embeddings, []int{emb.N, emb.D}); err != nil {

@@ -203,14 +203,14 @@ type embeddingsFile struct {
 // ctx is done: reading 768 MB took 2.6 s on a loaded machine, which
 // Ctrl-C waited out. The read goes on to its end on its own goroutine,
 // its result dropped (the command is stopping; the process exits).
-func readEmbeddingsCtx(ctx context.Context, arg string, views bool) (*embeddingsFile, error) {
+func readEmbeddingsCtx(ctx context.Context, arg string, views bool, others ...otherColumn) (*embeddingsFile, error) {
 	type read struct {
 		e   *embeddingsFile
 		err error
 	}
 	done := make(chan read, 1)
 	go func() {
-		e, err := readEmbeddings(arg, views)
+		e, err := readEmbeddings(arg, views, others...)
 		done <- read{e, err}
 	}()
 	select {
@@ -224,7 +224,7 @@ func readEmbeddingsCtx(ctx context.Context, arg string, views bool) (*embeddings
 // readEmbeddings reads embeddings: an (n, d) array (or, with views,
 // (n, v, d) views) of any floating-point dtype, or a Parquet column of
 // float16, float32 or float64 lists. Every value must be finite (bundle.EmbeddingsOf).
-func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
+func readEmbeddings(arg string, views bool, others ...otherColumn) (*embeddingsFile, error) {
 	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
@@ -260,7 +260,7 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		if views {
 			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
 		}
-		e, note, index, err := readTextEmbeddings(path, name)
+		e, note, index, err := readTextEmbeddings(path, name, others...)
 		if err != nil {
 			return nil, err
 		}

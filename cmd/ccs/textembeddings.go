@@ -125,10 +125,13 @@ type textColumn struct {
 	listOdd      int
 	listOddValue string
 	listOddWhy   string
-	listOddLen   int  // listOdd's list's length, where that is what is wrong
-	listN        int  // the length of its lists (of the first, where none is read)
-	integers     bool // every value an integer
-	lo, hi       float64
+	listOddLen   int // listOdd's list's length, where that is what is wrong
+	listN        int // the length of its lists (of the first, where none is read)
+	// other names the flag that reads the column as something else (the
+	// labels of -labels FILE:COLUMN, of this file): no coordinate.
+	other    string
+	integers bool // every value an integer
+	lo, hi   float64
 }
 
 // sniffSeparator is the separator of a table's first line: a .tsv's tab,
@@ -220,7 +223,7 @@ func sepLine(first []byte) (rune, bool) {
 // columns of real numbers (an id? a count? a label?) is refused. A
 // missing value is refused, naming its line and column. note says what
 // was read and what left out.
-func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index []int, err error) {
+func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddings, note string, index []int, err error) {
 	r, c, err := openText(p)
 	if err != nil {
 		return e, "", nil, err
@@ -382,6 +385,13 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		return e, "", nil, fmt.Errorf("%s: a header and no rows", p)
 	}
 	t.columns(cols)
+	if header && spec == "" {
+		for _, o := range others {
+			if i := slices.Index(first, o.column); i >= 0 {
+				cols[i].other = o.flag
+			}
+		}
+	}
 	use, left, listCol, err := chooseColumns(p, spec, header, first, cols)
 	if err != nil {
 		return e, "", nil, err
@@ -516,6 +526,11 @@ func span(names []string) string {
 	return names[0] + ", " + names[1] + " … " + names[len(names)-1]
 }
 
+// otherColumn is a column of the embeddings' table that another flag
+// reads (-labels emb.csv:label, -embeddings emb.csv): flag, no
+// coordinate, left out of the embedding without being named.
+type otherColumn struct{ column, flag string }
+
 // chooseColumns chooses the embedding's columns of a table, as
 // textColumns does, or its column of lists (listCol, −1 where none): a
 // column whose every value is a list of d numbers — an embedding column
@@ -530,7 +545,7 @@ func span(names []string) string {
 func chooseColumns(p, spec string, header bool, first []string, cols []textColumn) (use []int, left []string, listCol int, err error) {
 	scalars := 0
 	for i, c := range cols {
-		if c.numbers && c.text == 0 && !(i == 0 && header && (first[0] == "" || strings.HasPrefix(first[0], "Unnamed:")) && c.integers && len(cols) > 1) {
+		if c.numbers && c.text == 0 && c.other == "" && !(i == 0 && header && (first[0] == "" || strings.HasPrefix(first[0], "Unnamed:")) && c.integers && len(cols) > 1) {
 			scalars++ // a column of numbers, not pandas' unnamed index
 		}
 	}
@@ -664,9 +679,11 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 		}
 		return use, left, nil
 	}
-	var text, index, empty []string
+	var text, index, empty, other []string
 	for i, c := range cols {
 		switch {
+		case c.other != "":
+			other = append(other, fmt.Sprintf("%s (%s)", c.name, c.other))
 		case c.text != 0:
 			text = append(text, c.name)
 		case !c.numbers && (!header || strings.TrimSpace(first[i]) == ""):
@@ -728,6 +745,7 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 	if len(text) > 0 {
 		left = append(left, fmt.Sprintf("%s (text)", strings.Join(text, ", ")))
 	}
+	left = append(left, other...)
 	if len(index) > 0 {
 		left = append(left, fmt.Sprintf("%s (an unnamed index of integers, pandas' or R's)", index[0]))
 	}

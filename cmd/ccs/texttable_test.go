@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -533,5 +535,35 @@ func TestCSVIDsBlocks(t *testing.T) {
 		}[name]; ok && !strings.Contains(want, w) {
 			t.Errorf("%s: %.300s, want %q", name, want, w)
 		}
+	}
+}
+
+// TestTextOtherColumns: a column of the embeddings' own table that
+// -labels (or -groups, -blocks, -ids) names is theirs, left out of the
+// embedding and said so — an integer label column among real
+// coordinates was refused as an id until every coordinate was named.
+func TestTextOtherColumns(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "emb.csv")
+	var b strings.Builder
+	b.WriteString("dim_0,dim_1,dim_2,label\n")
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 300 {
+		c := i % 3
+		fmt.Fprintf(&b, "%v,%v,%v,%d\n", float32(3*c)+float32(r.NormFloat64()), float32(r.NormFloat64()), float32(-2*c)+float32(r.NormFloat64()), c)
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := readTextEmbeddings(p, ""); err == nil || !strings.Contains(err.Error(), `"label" holds integers (0 to 2), named as ids or labels are`) {
+		t.Errorf("alone: %v", err)
+	}
+	e, note, _, err := readTextEmbeddings(p, "", otherColumn{"label", "-labels"})
+	if err != nil || e.D != 3 || !strings.Contains(note, `3 columns of numbers read as the embedding ("dim_0", "dim_1", "dim_2"), as float32; left out: "label" (-labels)`) {
+		t.Errorf("with -labels: d = %d, %q, %v", e.D, note, err)
+	}
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p, "-labels", p + ":label", "-out", filepath.Join(dir, "b"), "-k", "5"}); err != nil || !strings.Contains(stderr.String(), `left out: "label" (-labels)`) {
+		t.Errorf("ccs bundle: %v\n%s", err, stderr.String())
 	}
 }
