@@ -44,7 +44,8 @@ type tableParse struct {
 
 // colStats is what the lines of a block, or of the blocks merged so far,
 // hold in one column: the lines of its first number, first word, first
-// missing value and first number beyond float32 (0 where none).
+// missing value and first number float32 cannot hold or no finite one
+// (0 where none).
 type colStats struct {
 	firstNum, firstWord, firstNA, over int
 	wordValue, naValue, overValue      string
@@ -58,8 +59,7 @@ type colStats struct {
 	// them, firstList is the line of the first, listLen its length;
 	// firstBracket is the line of the first value written as a list of
 	// numbers, read or not (parseList's listish); listOdd the first that
-	// is no list of listLen numbers,
-	// listOddValue it and listOddWhy why.
+	// is no list of listLen numbers, listOddValue it and listOddWhy why.
 	lists, firstList, listLen, firstBracket int
 	firstListValue                          string
 	listOdd                                 int
