@@ -296,20 +296,11 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 	case ".parquet":
 		return readParquetIDs(path, name, what, true)
 	case ".jsonl":
-		values, err := readJSONLValues(path, name, what)
+		values, field, err := readJSONLValues(path, name, what)
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
-		if name == "" {
-			name = what
-		}
-		if err := realColumn(path, name, values, what); err != nil {
-			return nil, nil, nil, "", err
-		}
-		ids, names, missing, err := idsOfText(values, path, what)
-		if _, ok := err.(*headerError); ok {
-			return nil, nil, nil, "", fmt.Errorf("%s:1: %q in field %q is not an integer, and the field's other values are: give each row an integer (or null), or names throughout", path, values[0], name)
-		}
+		ids, names, missing, err := jsonlIDs(path, field, what, values)
 		return ids, names, missing, "", err
 	case ".txt":
 		if ext := textExt(path); ext == ".csv" || ext == ".tsv" {
@@ -986,13 +977,16 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
 		}
 	case kind == ".jsonl":
-		if ids, err = readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_")); err != nil {
+		values, field, err := readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_"))
+		if err != nil {
 			return nil, err
 		}
-		for i, id := range ids {
-			if id == "" {
-				return nil, fmt.Errorf("%s: the %d-th object: an empty or null id", path, i+1)
+		ids = make([]string, len(values))
+		for i, v := range values {
+			if v.kind == 0 || v.text == "" {
+				return nil, fmt.Errorf("%s:%d: %q is null or empty: every row needs its id", path, v.line, field)
 			}
+			ids[i] = v.text
 		}
 	case kind == ".parquet":
 		codes, names, _, _, err := readParquetIDs(path, name, what, false)

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,31 +66,118 @@ func parseJSONLine(p string, line int, b []byte) (jsonlRecord, error) {
 	t := bytes.TrimSpace(b)
 	hint := ""
 	switch {
+	case bytes.HasSuffix(t, []byte("},")) || bytes.HasSuffix(t, []byte("}]")):
+		hint = ": a line ending in a comma or a bracket — a JSON array's elements, one a line? JSON lines hold one object a line, nothing between (pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
+	case bytes.Contains(t, []byte("}{")) || bytes.Contains(t, []byte("} {")):
+		hint = ": objects one after another on a line — JSON lines hold one object a line (write \"\\n\" after each)"
 	case bytes.Equal(t, []byte("{")) || len(t) > 0 && t[0] == '{' && !bytes.HasSuffix(t, []byte("}")):
-		hint = ": an object over several lines — a JSON file, not JSON Lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
+		hint = ": an object over several lines — a JSON file, not JSON lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
 	case len(t) > 0 && t[0] == '[':
-		hint = ": a JSON array, not JSON Lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
-	case bytes.Contains(t, []byte("NaN")) || bytes.Contains(t, []byte("Infinity")):
+		hint = ": a JSON array, not JSON lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
+	case nonFiniteLiteral.Match(t):
 		hint = ": NaN or Infinity, which Python's json writes and JSON has not — a row with no finite embedding: drop it (and its label)"
 	}
 	return nil, fmt.Errorf("%s:%d: not a JSON object (%v)%s", p, line, err, hint)
 }
 
+// nonFiniteLiteral finds Python's json's NaN, Infinity and -Infinity
+// where a value starts (not inside a string, mostly).
+var nonFiniteLiteral = regexp.MustCompile(`[:\[,]\s*-?(NaN|Infinity)\s*[,\]}]`)
+
 // jsonlFirst reads a JSON-lines file's first object, past blank lines,
-// from r; line is its line.
+// from r; line is its line. A file that begins with "[" (a JSON array:
+// json.dump of a list) is refused before it is read.
 func jsonlFirst(p string, r *bufio.Reader) (rec jsonlRecord, line int, err error) {
 	for {
+		peek, _ := r.Peek(512)
+		if t := bytes.TrimLeft(peek, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			return nil, line + 1, fmt.Errorf("%s:%d: a JSON array (json.dump of a list), not JSON lines: write one object a line (for row in rows: f.write(json.dumps(row) + \"\\n\"); pandas' to_json(orient=\"records\", lines=True); datasets' to_json)", p, line+1)
+		}
+		if bytes.IndexByte(peek, 0) >= 0 {
+			return nil, line + 1, fmt.Errorf("%s:%d: not UTF-8 but UTF-16 (NUL bytes between the characters: PowerShell's Out-File, Windows' \"Unicode\"): save it as UTF-8 (iconv -f utf-16 -t utf-8 FILE)", p, line+1)
+		}
 		b, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(b)) > 0 {
 			line++
 			rec, err := parseJSONLine(p, line, b)
 			return rec, line, err
 		}
-		if err != nil {
+		if err == io.EOF {
 			return nil, line, fmt.Errorf("%s: no JSON object in it", p)
+		}
+		if err != nil {
+			return nil, line, fmt.Errorf("%s: %w", p, err)
 		}
 		line++
 	}
+}
+
+// pandasColumns says whether rec is pandas' to_json() of a frame by
+// default (orient="columns"): each member an object keyed by row
+// numbers.
+func pandasColumns(rec jsonlRecord) bool {
+	if len(rec) == 0 {
+		return false
+	}
+	for _, m := range rec {
+		rows, ok := jsonscan.Members(m.Value)
+		if !ok || len(rows) == 0 {
+			return false
+		}
+		for _, r := range rows {
+			if _, err := strconv.Atoi(r.Key); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// numberLists are the paths (key.key.0.key) below v, prefix's, to lists
+// of numbers, as deep as 6 levels: where an API's batch output keeps an
+// embedding ({"response": {"body": {"data": [{"embedding": […]}]}}}).
+func numberLists(v []byte, prefix string, depth int) []string {
+	if depth > 6 {
+		return nil
+	}
+	if l, ok := jsonscan.Floats[float64](nil, v); ok && len(l) > 0 {
+		return []string{prefix}
+	}
+	var out []string
+	if m, ok := jsonscan.Members(v); ok {
+		for _, x := range m {
+			out = append(out, numberLists(x.Value, prefix+"."+x.Key, depth+1)...)
+		}
+		return out
+	}
+	var a []json.RawMessage
+	if json.Unmarshal(v, &a) == nil {
+		for k, x := range a {
+			out = append(out, numberLists(x, prefix+"."+strconv.Itoa(k), depth+1)...)
+		}
+	}
+	return out
+}
+
+// lookup is the value at path below v (keys of objects, indices of
+// arrays), or nil where there is none.
+func lookup(v []byte, path []string) []byte {
+	for _, key := range path {
+		if m, ok := jsonscan.Members(v); ok {
+			v = jsonlRecord(m).get(key)
+		} else {
+			var a []json.RawMessage
+			k, err := strconv.Atoi(key)
+			if json.Unmarshal(v, &a) != nil || err != nil || k < 0 || k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+		if v == nil {
+			return nil
+		}
+	}
+	return v
 }
 
 // jsonlLines calls each for every non-blank line of data, the first of
@@ -139,19 +228,38 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 				lists = append(lists, m.Key)
 			}
 		}
+		if len(lists) == 0 && pandasColumns(first) {
+			return e, "", fmt.Errorf("%s:%d: an object of columns, each an object of rows (\"0\", \"1\", …) — pandas' to_json() by default: write orient=\"records\", lines=True, one row a line", p, line)
+		}
+		if len(lists) == 0 { // nested: an API's batch output, response.body.data.0.embedding
+			for _, m := range first {
+				lists = append(lists, numberLists(m.Value, m.Key, 0)...)
+			}
+		}
 		switch len(lists) {
 		case 0:
-			return e, "", fmt.Errorf("%s:%d: no field holds a list of numbers, an embedding (the fields: %s)", p, line, strings.Join(first.keys(), ", "))
+			hint := ""
+			if len(first) > 0 && bytes.HasPrefix(bytes.TrimSpace(first[0].Value), []byte("{")) && len(first) >= 2 {
+				hint = ": an object of columns, each an object of rows — pandas' to_json() by default? write orient=\"records\", lines=True"
+			}
+			return e, "", fmt.Errorf("%s:%d: no field holds a list of numbers, an embedding (the fields: %s)%s", p, line, strings.Join(first.keys(), ", "), hint)
 		case 1:
 			field = lists[0]
 		default:
 			return e, "", fmt.Errorf("%s:%d: %s each hold a list of numbers: which is the embedding? name it, %s:%s", p, line, strings.Join(lists, " and "), p, lists[0])
 		}
 	}
+	path := strings.Split(field, ".")
+	if first.get(field) != nil {
+		path = []string{field} // a key with a dot in it
+	}
 	d := 0
 	var rows []float32
 	row := func(rec jsonlRecord, line int, out []float32, scratch *[]float64) ([]float32, error) {
-		v := rec.get(field)
+		v := rec.get(path[0])
+		if len(path) > 1 && v != nil {
+			v = lookup(v, path[1:])
+		}
 		if v == nil {
 			hint := ""
 			if near, ok := suggest.Nearest(field, rec.keys()); ok {
@@ -163,9 +271,17 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 		if ok {
 			*scratch = l // the next line's, a line's numbers parsed into it
 		}
+		var big []json.Number
 		switch {
 		case string(bytes.TrimSpace(v)) == "null":
 			return nil, fmt.Errorf("%s:%d: %q is null: a row without an embedding — drop it (and its label, in the same order)", p, line, field)
+		case !ok && json.Unmarshal(v, &big) == nil:
+			for k, x := range big { // numbers, one beyond float64
+				if _, err := strconv.ParseFloat(string(x), 64); err != nil {
+					return nil, fmt.Errorf("%s:%d: %q's number %d, %s, %v", p, line, field, k+1, x, map[bool]error{true: errUnderflow, false: errOverflow}[nonzeroText(string(x)) && strings.Contains(strings.ToLower(string(x)), "e-")])
+				}
+			}
+			fallthrough
 		case !ok:
 			return nil, fmt.Errorf("%s:%d: %q holds %s, not a list of numbers", p, line, field, clipValue(string(v)))
 		case len(l) == 0:
@@ -231,83 +347,172 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, nil
 }
 
-// readJSONLValues reads a field of every line of a JSON-lines file as
-// text: the field named, else one named as what is (label, labels); a
-// string as it is, a number as written, null as "" (a missing value). A
-// list (several labels a row) or an object is refused.
-func readJSONLValues(p, field, what string) ([]string, error) {
+// jsonlValue is a line's value of a field, as JSON typed it: a string
+// (kind 's'), a number as written ('n'), true or false ('b'), or null
+// (0).
+type jsonlValue struct {
+	text string
+	kind byte
+	line int
+}
+
+// readJSONLValues reads a field of every line of a JSON-lines file: the
+// field named, else the one named as what is (label or labels; both is
+// asked about). A list (several labels a row) or an object is refused.
+func readJSONLValues(p, field, what string) (values []jsonlValue, name string, err error) {
 	r, c, err := openText(p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer c.Close()
 	br := r.(*bufio.Reader)
 	first, line, err := jsonlFirst(p, br)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if field == "" {
+		var named []string
 		for _, k := range first.keys() {
 			if k == what || k == strings.TrimSuffix(what, "s") {
-				field = k
+				named = append(named, k)
 			}
 		}
-		if field == "" {
-			return nil, fmt.Errorf("%s: which field holds the %s? give %s:FIELD (the fields: %s)", p, what, p, strings.Join(first.keys(), ", "))
+		switch len(named) {
+		case 0:
+			return nil, "", fmt.Errorf("%s: which field holds the %s? give %s:FIELD (the fields: %s)", p, what, p, strings.Join(first.keys(), ", "))
+		case 1:
+			field = named[0]
+		default:
+			return nil, "", fmt.Errorf("%s:%d: both %q and %q could hold the %s: name one, %s:%s", p, line, named[0], named[1], what, p, named[0])
 		}
 	}
-	value := func(rec jsonlRecord, line int) (string, error) {
+	value := func(rec jsonlRecord, line int) (jsonlValue, error) {
 		v := rec.get(field)
 		if v == nil {
 			hint := ""
 			if near, ok := suggest.Nearest(field, rec.keys()); ok {
 				hint = fmt.Sprintf(": did you mean %q?", near)
 			}
-			return "", fmt.Errorf("%s:%d: no field %q (the fields: %s)%s", p, line, field, strings.Join(rec.keys(), ", "), hint)
+			return jsonlValue{}, fmt.Errorf("%s:%d: no field %q (the fields: %s)%s", p, line, field, strings.Join(rec.keys(), ", "), hint)
 		}
 		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
-			return string(v[1 : len(v)-1]), nil // a string without escapes: as it is (no decoder a line)
+			return jsonlValue{string(v[1 : len(v)-1]), 's', line}, nil // a string without escapes: as it is (no decoder a line)
 		}
 		var x any
 		d := json.NewDecoder(bytes.NewReader(v))
 		d.UseNumber()
 		if err := d.Decode(&x); err != nil {
-			return "", fmt.Errorf("%s:%d: %q: %v", p, line, field, err)
+			return jsonlValue{}, fmt.Errorf("%s:%d: %q: %v", p, line, field, err)
 		}
 		switch x := x.(type) {
 		case string:
-			return x, nil
+			return jsonlValue{x, 's', line}, nil
 		case json.Number:
-			return x.String(), nil
+			return jsonlValue{x.String(), 'n', line}, nil
 		case nil:
-			return "", nil
+			return jsonlValue{"", 0, line}, nil
 		case bool:
-			return strconv.FormatBool(x), nil
+			return jsonlValue{strconv.FormatBool(x), 'b', line}, nil
 		case []any:
-			return "", fmt.Errorf("%s:%d: %q holds a list (%s): several %s a row, which ccs reads from a CSV column of lists or a Parquet list column (df.to_csv(\"labels.csv\"), -labels labels.csv:%s; ds.to_parquet(\"labels.parquet\"))", p, line, field, clipValue(string(v)), what, field)
+			return jsonlValue{}, fmt.Errorf("%s:%d: %q holds a list (%s): several %s a row, which ccs reads from a CSV column of lists or a Parquet list column (df.to_csv(\"labels.csv\"), -labels labels.csv:%s; ds.to_parquet(\"labels.parquet\"))", p, line, field, clipValue(string(v)), what, field)
 		}
-		return "", fmt.Errorf("%s:%d: %q holds an object (%s), not one of the %s", p, line, field, clipValue(string(v)), what)
+		return jsonlValue{}, fmt.Errorf("%s:%d: %q holds an object (%s), not one of the %s", p, line, field, clipValue(string(v)), what)
 	}
 	v, err := value(first, line)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	values := []string{v}
-	err = inBlocks(br, p, line+1, cutLines, func(data []byte, line int) ([]string, error) {
-		var out []string
+	values = []jsonlValue{v}
+	err = inBlocks(br, p, line+1, cutLines, func(data []byte, line int) ([]jsonlValue, error) {
+		var out []jsonlValue
 		err := jsonlLines(data, line, func(l []byte, line int) error {
 			rec, err := parseJSONLine(p, line, l)
 			if err != nil {
 				return err
 			}
 			v, err := value(rec, line)
-			out = append(out, v)
+			if err == nil {
+				out = append(out, v)
+			}
 			return err
 		})
 		return out, err
-	}, func(b []string) error {
+	}, func(b []jsonlValue) error {
 		values = append(values, b...)
 		return nil
 	})
-	return values, err
+	return values, field, err
+}
+
+// jsonlIDs numbers a JSON-lines field's labels as a Parquet column's
+// are: strings by their sorted order, as written ("007" and "7", "cat"
+// and "cat " are each their own); integers as they are (1e0 is 1); a
+// real number, or strings and numbers mixed, refused naming the lines;
+// nulls one missing label (bundle.NullMark, which messages write null).
+func jsonlIDs(p, field, what string, values []jsonlValue) (ids []int64, names []string, missing map[int64]string, err error) {
+	var str, num *jsonlValue
+	for i := range values {
+		switch v := &values[i]; v.kind {
+		case 's', 'b':
+			if str == nil {
+				str = v
+			}
+		case 'n':
+			if num == nil {
+				num = v
+			}
+		}
+	}
+	switch {
+	case str != nil && num != nil && str.line < num.line:
+		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds the string %q, and line %d the number %s: %s of one kind, integers or names", p, str.line, field, str.text, num.line, num.text, what)
+	case str != nil && num != nil:
+		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds the number %s, and line %d the string %q: %s of one kind, integers or names", p, num.line, field, num.text, str.line, str.text, what)
+	}
+	ids = make([]int64, len(values))
+	nulls := false
+	if str != nil {
+		present := make([]string, 0, len(values))
+		for _, v := range values {
+			if v.kind != 0 {
+				present = append(present, v.text)
+			}
+		}
+		codes, n := bundle.LabelCodes(present)
+		names = n
+		for i, j := 0, 0; i < len(values); i++ {
+			if values[i].kind == 0 {
+				ids[i], nulls = -1, true
+				continue
+			}
+			ids[i], j = codes[j], j+1
+		}
+		if nulls {
+			missing = map[int64]string{-1: bundle.NullMark}
+		}
+		return ids, names, missing, nil
+	}
+	lowest := int64(0)
+	for i, v := range values {
+		if v.kind == 0 {
+			nulls = true
+			continue
+		}
+		f, err := strconv.ParseFloat(v.text, 64)
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return nil, nil, nil, fmt.Errorf("%s:%d: %q holds %s, no integer: %s are integers or names (a coordinate picked by mistake?)", p, v.line, field, v.text, what)
+		}
+		ids[i] = int64(f)
+		lowest = min(lowest, ids[i])
+	}
+	if nulls {
+		code := lowest - 1
+		for i, v := range values {
+			if v.kind == 0 {
+				ids[i] = code
+			}
+		}
+		missing = map[int64]string{code: bundle.NullMark}
+	}
+	return ids, nil, missing, nil
 }

@@ -140,8 +140,8 @@ func TestJSONLinesBad(t *testing.T) {
 		os.WriteFile(p(name), []byte(text), 0o644)
 	}
 	for _, c := range []struct{ arg, want string }{
-		{"pretty.json", `pretty.json:1: not a JSON object (unexpected end of JSON input): an object over several lines — a JSON file, not JSON Lines (one object a line: pandas' to_json(orient="records", lines=True), datasets' to_json)`},
-		{"array.json", `array.json:1: not a JSON object (json: cannot unmarshal array into Go value of type map[string]json.RawMessage): a JSON array, not JSON Lines`},
+		{"pretty.json", `pretty.json:1: not a JSON object (unexpected end of JSON input): an object over several lines — a JSON file, not JSON lines (one object a line: pandas' to_json(orient="records", lines=True), datasets' to_json)`},
+		{"array.json", `array.json:1: a JSON array (json.dump of a list), not JSON lines: write one object a line`},
 		{"nan.jsonl", `nan.jsonl:42: not a JSON object (invalid character 'N' looking for beginning of value): NaN or Infinity, which Python's json writes and JSON has not`},
 		{"cut.jsonl", `cut.jsonl:58: not a JSON object`},
 		{"short.jsonl", `short.jsonl:31: "emb" holds 2 numbers, and the first line's 3: every embedding one length`},

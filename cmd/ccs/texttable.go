@@ -508,9 +508,9 @@ func inBlocks[B any](r io.Reader, path string, line int, cut func([]byte) int, p
 			}
 			buf = buf[:need]
 			copy(buf, carry)
-			k, err := io.ReadFull(r, buf[len(carry):])
+			k, err := fill(r, buf[len(carry):])
 			buf = buf[:len(carry)+k]
-			eof := err == io.EOF || err == io.ErrUnexpectedEOF
+			eof := err == io.EOF
 			if err != nil && !eof {
 				j := job{out: make(chan result, 1)}
 				j.out <- result{err: fmt.Errorf("%s: %w", path, err)}
@@ -575,6 +575,22 @@ func inBlocks[B any](r io.Reader, path string, line int, cut func([]byte) int, p
 		}
 	}
 	return nil
+}
+
+// fill reads r into b until b is full (err nil), r ends (io.EOF) or r
+// fails (its error). Not io.ReadFull, whose io.ErrUnexpectedEOF for a
+// short last read is also gzip's for a file cut short: a .csv.gz whose
+// writer was killed was read as its rows before the cut.
+func fill(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := r.Read(b[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // blockCut is where a block of a table may be cut: past its last line
