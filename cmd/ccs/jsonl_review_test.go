@@ -27,6 +27,7 @@ func reproLines(n int, line func(i int) string) string {
 	return b.String()
 }
 
+// reproWrite writes text to a file name in a test's directory.
 func reproWrite(t *testing.T, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
