@@ -274,9 +274,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// -blocks, -ids name are theirs, no coordinates.
 		var others []otherColumn
 		epath, _ := bundle.SplitInput(o.Embeddings)
-		for _, f := range []struct{ flag, arg string }{{"-labels", o.Labels}, {"-groups", o.Groups}, {"-sessions", o.Sessions}, {"-blocks", o.Blocks}, {"-ids", o.IDs}} {
-			if p, col := bundle.SplitInput(f.arg); p == epath && col != "" {
-				others = append(others, otherColumn{col, f.flag})
+		for _, f := range []struct{ flag, arg, what string }{{"-labels", o.Labels, "labels"}, {"-groups", o.Groups, "groups"}, {"-sessions", o.Sessions, "sessions"}, {"-blocks", o.Blocks, "blocks"}, {"-ids", o.IDs, ""}} {
+			if p, col := bundle.SplitInput(f.arg); f.arg != "" && sameFile(p, epath) && (col != "" || f.what != "") {
+				others = append(others, otherColumn{col, f.flag, []string{f.what, strings.TrimSuffix(f.what, "s")}})
 			}
 		}
 		if emb, err = readEmbeddingsCtx(ctx, o.Embeddings, false, others...); err != nil {

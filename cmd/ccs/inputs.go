@@ -94,6 +94,17 @@ func textParts(path string) error {
 	return nil
 }
 
+// sameFile says whether paths a and b name one file (./emb.csv and
+// emb.csv, a link and its target).
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
 // first is the first of a's paths, else of b's.
 func first(a, b []string) string {
 	if len(a) > 0 {
@@ -1038,12 +1049,24 @@ func openCSV(path string) (*csvFile, io.Closer, error) {
 		sep, skipped = s, 1 // Excel's "sep=;" line, which names the separator
 		br.Discard(len(first) + 1)
 	}
+	comment := "" // the last "#" line at the top (np.savetxt's header=), skipped as the embeddings' reader skips it
+	for {
+		b, _ := br.Peek(1)
+		if len(b) == 0 || b[0] != '#' {
+			break
+		}
+		c, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		skipped, comment = skipped+1, c
+	}
 	r := csv.NewReader(br)
 	if sep != 0 {
 		r.Comma = sep // a spreadsheet's semicolons, where the comma is the decimal mark; a tab
 	}
 	r.FieldsPerRecord = -1
-	return &csvFile{Reader: r, br: br, skipped: skipped}, f, nil
+	return &csvFile{Reader: r, br: br, skipped: skipped, comment: commentNames(comment, r.Comma)}, f, nil
 }
 
 // csvFile is a CSV file's reader, its line numbers the file's where lines
@@ -1053,6 +1076,7 @@ type csvFile struct {
 	br         *bufio.Reader // what the reader reads, a line at a time
 	skipped    int
 	lastRecord []string // the last record Read returned
+	comment    []string // the names of the last "#" line above the first record (np.savetxt's header=), if any
 }
 
 // records reads the records past the one just read (whose last field
@@ -1217,8 +1241,18 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	for i, h := range header {
 		quoted[i] = strconv.Quote(h)
 	}
-	columns := strings.Join(quoted, ", ")
 	col := slices.Index(header, column)
+	if col < 0 && column != "" { // "x, label": names matched without the blanks around them, as the embeddings' reader has them
+		col = slices.IndexFunc(header, func(h string) bool { return strings.TrimSpace(h) == strings.TrimSpace(column) })
+	}
+	var dataFirst []string // the first line, data below np.savetxt's "# x,y,label" header
+	if c := r.comment; col < 0 && column != "" && len(c) == len(header) && slices.Contains(c, strings.TrimSpace(column)) {
+		dataFirst, header, col = header, c, slices.Index(c, strings.TrimSpace(column))
+		for i, h := range header {
+			quoted[i] = strconv.Quote(h)
+		}
+	}
+	columns := strings.Join(quoted, ", ")
 	// One column, no name given: its first line is a header only where it
 	// names the column (pandas' to_csv(index=False) of a Series) or stands
 	// alone above integers; otherwise it is a value, as in a .txt.
@@ -1267,7 +1301,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	var values []string
 	repeats, first := 0, ""
 	firstLine := 0 // the first value's line
-	err = r.records(path, len(header)-1, []int{col, 0}, func(rec []string, fields, line int) error {
+	each := func(rec []string, fields, line int) error {
 		if firstLine == 0 {
 			firstLine = line
 		}
@@ -1292,8 +1326,14 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	if dataFirst != nil {
+		line, _ := r.FieldPos(0)
+		if err := each([]string{dataFirst[col], dataFirst[0]}, len(dataFirst), line); err != nil {
+			return nil, nil, nil, "", err
+		}
+	}
+	if err := r.records(path, len(header)-1, []int{col, 0}, each); err != nil {
 		return nil, nil, nil, "", err
 	}
 	if firstIsValue {

@@ -91,6 +91,7 @@ func jsonlFirst(p string, r *bufio.Reader) (rec jsonlRecord, line int, err error
 	for {
 		peek, _ := r.Peek(512)
 		if t := bytes.TrimLeft(peek, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			line += bytes.Count(peek[:len(peek)-len(t)], []byte("\n"))
 			return nil, line + 1, fmt.Errorf("%s:%d: a JSON array (json.dump of a list), not JSON lines: write one object a line (for row in rows: f.write(json.dumps(row) + \"\\n\"); pandas' to_json(orient=\"records\", lines=True); datasets' to_json)", p, line+1)
 		}
 		if bytes.IndexByte(peek, 0) >= 0 {
@@ -133,6 +134,23 @@ func pandasColumns(rec jsonlRecord) bool {
 	return true
 }
 
+// jsonlObject writes rec back as an object's bytes, for lookup.
+func jsonlObject(rec jsonlRecord) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range rec {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(m.Value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
 // numberLists are the paths (key.key.0.key) below v, prefix's, to lists
 // of numbers, as deep as 6 levels: where an API's batch output keeps an
 // embedding ({"response": {"body": {"data": [{"embedding": […]}]}}}).
@@ -159,25 +177,39 @@ func numberLists(v []byte, prefix string, depth int) []string {
 	return out
 }
 
-// lookup is the value at path below v (keys of objects, indices of
-// arrays), or nil where there is none.
-func lookup(v []byte, path []string) []byte {
-	for _, key := range path {
+// lookup is the value at path below v (keys of objects, each the
+// longest that matches — a key may hold a dot —, indices of arrays), or
+// nil where there is none; at is then the path to the value that was
+// null or absent, null whether it was null.
+func lookup(v []byte, path []string) (out []byte, at string, null bool) {
+	for done := 0; done < len(path); {
+		if string(bytes.TrimSpace(v)) == "null" {
+			return nil, strings.Join(path[:done], "."), true
+		}
 		if m, ok := jsonscan.Members(v); ok {
-			v = jsonlRecord(m).get(key)
-		} else {
-			var a []json.RawMessage
-			k, err := strconv.Atoi(key)
-			if json.Unmarshal(v, &a) != nil || err != nil || k < 0 || k >= len(a) {
-				return nil
+			found := false
+			for k := len(path); k > done; k-- {
+				if x := jsonlRecord(m).get(strings.Join(path[done:k], ".")); x != nil {
+					v, done, found = x, k, true
+					break
+				}
 			}
-			v = a[k]
+			if !found {
+				return nil, strings.Join(path[:done+1], "."), false
+			}
+			continue
 		}
-		if v == nil {
-			return nil
+		var a []json.RawMessage
+		k, err := strconv.Atoi(path[done])
+		if json.Unmarshal(v, &a) != nil || err != nil || k < 0 || k >= len(a) {
+			return nil, strings.Join(path[:done+1], "."), false
 		}
+		v, done = a[k], done+1
 	}
-	return v
+	if string(bytes.TrimSpace(v)) == "null" {
+		return nil, strings.Join(path, "."), true
+	}
+	return v, "", false
 }
 
 // jsonlLines calls each for every non-blank line of data, the first of
@@ -250,15 +282,27 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 		}
 	}
 	path := strings.Split(field, ".")
-	if first.get(field) != nil {
-		path = []string{field} // a key with a dot in it
-	}
 	d := 0
 	var rows []float32
+	top := "" // the line's member the embedding is in
 	row := func(rec jsonlRecord, line int, out []float32, scratch *[]float64) ([]float32, error) {
-		v := rec.get(path[0])
-		if len(path) > 1 && v != nil {
-			v = lookup(v, path[1:])
+		v := rec.get(field)
+		if v == nil && len(path) > 1 {
+			var at string
+			var null bool
+			if v, at, null = lookup(jsonlObject(rec), path); null && at != field {
+				return nil, fmt.Errorf("%s:%d: %q is null, so no %q: a failed request? drop its line (and its label)", p, line, at, field)
+			}
+		}
+		if v != nil && top == "" {
+			top = field
+			if rec.get(field) == nil {
+				for _, m := range rec {
+					if strings.HasPrefix(field, m.Key+".") {
+						top = m.Key
+					}
+				}
+			}
 		}
 		if v == nil {
 			hint := ""
@@ -336,13 +380,16 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 	}
 	var left []string
 	for _, k := range first.keys() {
-		if k != field {
+		if k != top {
 			left = append(left, strconv.Quote(k))
 		}
 	}
 	note = fmt.Sprintf("JSON lines: %d rows; the field %q read as the embedding (%d numbers a row), as float32", n, field, d)
 	if len(left) > 0 {
 		note += "; left out: " + strings.Join(left, ", ")
+	}
+	if top != field && first.get("custom_id") != nil {
+		note += "; an API's batch output lists requests in the order they finished, not the order sent: labels of another file pair by position — take them from this file, or sort it by custom_id first (jq -c -s 'sort_by(.custom_id)[]')"
 	}
 	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, nil
 }
@@ -354,6 +401,14 @@ type jsonlValue struct {
 	text string
 	kind byte
 	line int
+}
+
+// typed writes v as a message names it: the string "x", or true.
+func (v jsonlValue) typed() string {
+	if v.kind == 'b' {
+		return v.text
+	}
+	return fmt.Sprintf("the string %q", v.text)
 }
 
 // readJSONLValues reads a field of every line of a JSON-lines file: the
@@ -465,9 +520,9 @@ func jsonlIDs(p, field, what string, values []jsonlValue) (ids []int64, names []
 	}
 	switch {
 	case str != nil && num != nil && str.line < num.line:
-		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds the string %q, and line %d the number %s: %s of one kind, integers or names", p, str.line, field, str.text, num.line, num.text, what)
+		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds %s, and line %d the number %s: %s of one kind, integers or names", p, str.line, field, str.typed(), num.line, num.text, what)
 	case str != nil && num != nil:
-		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds the number %s, and line %d the string %q: %s of one kind, integers or names", p, num.line, field, num.text, str.line, str.text, what)
+		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds the number %s, and line %d %s: %s of one kind, integers or names", p, num.line, field, num.text, str.line, str.typed(), what)
 	}
 	ids = make([]int64, len(values))
 	nulls := false
@@ -498,11 +553,15 @@ func jsonlIDs(p, field, what string, values []jsonlValue) (ids []int64, names []
 			nulls = true
 			continue
 		}
-		f, err := strconv.ParseFloat(v.text, 64)
-		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-			return nil, nil, nil, fmt.Errorf("%s:%d: %q holds %s, no integer: %s are integers or names (a coordinate picked by mistake?)", p, v.line, field, v.text, what)
+		k, err := strconv.ParseInt(v.text, 10, 64) // a 64-bit id exactly
+		if err != nil {
+			f, ferr := strconv.ParseFloat(v.text, 64) // 1e0, 3.0
+			if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+				return nil, nil, nil, fmt.Errorf("%s:%d: %q holds %s, no integer ccs can read exactly: %s are integers or names (a coordinate picked by mistake?)", p, v.line, field, v.text, what)
+			}
+			k = int64(f)
 		}
-		ids[i] = int64(f)
+		ids[i] = k
 		lowest = min(lowest, ids[i])
 	}
 	if nulls {

@@ -197,6 +197,35 @@ func badValueHint(v string, first []string, header bool) string {
 	return "a spreadsheet's error value? fix or drop the row, and its label"
 }
 
+// commentNames are the names of a header written as a comment line
+// ("# x,y,label", np.savetxt's header=), split at sep (blanks where 0).
+func commentNames(line string, sep rune) []string {
+	l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#"))
+	if sep == 0 {
+		return strings.Fields(l)
+	}
+	r := csv.NewReader(strings.NewReader(l))
+	r.Comma, r.LazyQuotes = sep, true
+	names, err := r.Read()
+	if err != nil {
+		return nil
+	}
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return names
+}
+
+// allNumbers says whether every field is a number.
+func allNumbers(fields []string) bool {
+	for _, f := range fields {
+		if _, _, ok := parseNumber(f); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // sepLine says whether a table's first line is Excel's "sep=;", which
 // names the separator (Excel writes it, and reads a file with it, where
 // the locale's separator is not the file's), and which it names.
@@ -246,7 +275,8 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 		line++
 	}
 	var next func() ([]string, int, error)
-	comments := 0 // "#" lines at the start, left out
+	comments := 0     // "#" lines at the start, left out
+	lastComment := "" // the last of them: np.savetxt's header="x,y,label" line, "# x,y,label"
 	if sep != 0 {
 		// np.savetxt's header= line ("# a,b"), as np.loadtxt skips it:
 		// at the top only, read as it is (a "#N/A" row below is a row).
@@ -255,10 +285,11 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 			if len(b) == 0 || b[0] != '#' {
 				break
 			}
-			if _, err := br.ReadString('\n'); err != nil {
+			c, err := br.ReadString('\n')
+			if err != nil {
 				break
 			}
-			line++
+			line, lastComment = line+1, c
 		}
 	}
 	skipped := line // lines before the csv reader's first: its line numbers count from past them
@@ -275,6 +306,7 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 				f := strings.Fields(s)
 				if len(f) > 0 && line == comments+1 && strings.HasPrefix(f[0], "#") {
 					comments++ // np.savetxt's header= line, as np.loadtxt skips it
+					lastComment = s
 					continue
 				}
 				if len(f) > 0 {
@@ -348,6 +380,15 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 			}
 		}
 	}
+	// Above a first line of data, np.savetxt's header line ("# x,y,label")
+	// of as many names is the header (np.genfromtxt(names=True) reads it
+	// so, and the labels' reader takes it as the names too).
+	var dataFirst []string
+	if !header && lastComment != "" {
+		if names := commentNames(lastComment, sep); len(names) == len(first) && !allNumbers(names) {
+			dataFirst, first, header = first, names, true
+		}
+	}
 	if header {
 		for i := range first {
 			first[i] = strings.TrimSpace(first[i])
@@ -364,8 +405,13 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 	}
 	t := &tableParse{path: p, sep: sep, width: len(cols), header: header}
 	head := t.block()
-	if !header {
+	switch {
+	case !header:
 		if err := head.add(first, firstLine); err != nil {
+			return e, "", nil, err
+		}
+	case dataFirst != nil:
+		if err := head.add(dataFirst, firstLine); err != nil {
 			return e, "", nil, err
 		}
 	}
@@ -387,8 +433,10 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 	t.columns(cols)
 	if header && spec == "" {
 		for _, o := range others {
-			if i := slices.Index(first, o.column); i >= 0 {
-				cols[i].other = o.flag
+			for i, name := range first { // trimmed, as the labels' reader matches them
+				if name == strings.TrimSpace(o.column) || o.column == "" && slices.Contains(o.names, name) {
+					cols[i].other = o.flag
+				}
 			}
 		}
 	}
@@ -529,7 +577,10 @@ func span(names []string) string {
 // otherColumn is a column of the embeddings' table that another flag
 // reads (-labels emb.csv:label, -embeddings emb.csv): flag, no
 // coordinate, left out of the embedding without being named.
-type otherColumn struct{ column, flag string }
+type otherColumn struct {
+	column, flag string
+	names        []string // without a column named: the names the flag's reader looks for (label, labels)
+}
 
 // chooseColumns chooses the embedding's columns of a table, as
 // textColumns does, or its column of lists (listCol, −1 where none): a
@@ -552,6 +603,7 @@ func chooseColumns(p, spec string, header bool, first []string, cols []textColum
 	var lists, odd []int
 	for i, c := range cols {
 		switch {
+		case c.other != "": // -labels' column of lists: labels, no embedding
 		case c.list > scalars:
 			lists = append(lists, i)
 		case c.listOdd != 0 && c.listN > scalars:
@@ -570,7 +622,7 @@ func chooseColumns(p, spec string, header bool, first []string, cols []textColum
 	}
 	asText := func() { // the columns of lists not read: text, left out
 		for i := range cols {
-			if c := &cols[i]; (c.list > 0 || c.listOdd != 0) && !slices.Contains(lists, i) {
+			if c := &cols[i]; (c.list > 0 || c.listOdd != 0) && !slices.Contains(lists, i) && c.other == "" {
 				c.text, c.textValue = max(c.listOdd, 1), c.listOddValue
 			}
 		}

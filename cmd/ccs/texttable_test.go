@@ -558,7 +558,7 @@ func TestTextOtherColumns(t *testing.T) {
 	if _, _, _, err := readTextEmbeddings(p, ""); err == nil || !strings.Contains(err.Error(), `"label" holds integers (0 to 2), named as ids or labels are`) {
 		t.Errorf("alone: %v", err)
 	}
-	e, note, _, err := readTextEmbeddings(p, "", otherColumn{"label", "-labels"})
+	e, note, _, err := readTextEmbeddings(p, "", otherColumn{column: "label", flag: "-labels"})
 	if err != nil || e.D != 3 || !strings.Contains(note, `3 columns of numbers read as the embedding ("dim_0", "dim_1", "dim_2"), as float32; left out: "label" (-labels)`) {
 		t.Errorf("with -labels: d = %d, %q, %v", e.D, note, err)
 	}
