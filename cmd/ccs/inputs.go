@@ -317,6 +317,19 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 		if ext := textExt(path); ext == ".csv" || ext == ".tsv" {
 			return readCSVIDs(path, name, what)
 		}
+		if values, column, firstLine, ok, err := readTxtColumn(path, name, what); ok || err != nil {
+			if err != nil {
+				return nil, nil, nil, "", err
+			}
+			if err := realColumn(path, column, values, what); err != nil {
+				return nil, nil, nil, "", err
+			}
+			ids, names, missing, err := idsOfText(values, path, what)
+			if _, ok := err.(*headerError); ok {
+				return nil, nil, nil, "", fmt.Errorf("%s:%d: %q in column %q is not an integer, and the column's other values are: give each row an integer (or a missing mark such as NA), or names throughout", path, firstLine, values[0], column)
+			}
+			return ids, names, missing, "", err
+		}
 		ids, names, missing, err := readTextIDs(path, what)
 		return ids, names, missing, "", err
 	}
@@ -553,6 +566,58 @@ func classLabelIDs(classes, names []string) []string {
 		}
 	}
 	return out
+}
+
+// readTxtColumn reads a column of a .txt table of blank-separated fields
+// with a header (np.savetxt's default delimiter, its header= line as
+// "# x y label" above the data, or a first line of names): the column
+// named, else one named as what is (label, labels). ok is false where the
+// file is no such table — no column named, and no header naming what —:
+// a .txt of one label a line, whose labels may hold blanks ("B cell").
+func readTxtColumn(path, column, what string) (values []string, name string, firstLine int, ok bool, err error) {
+	lines, err := readLines(path)
+	if err != nil {
+		return nil, "", 0, false, err
+	}
+	i, comment := 0, ""
+	for i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "#") {
+		comment, i = lines[i], i+1
+	}
+	if i >= len(lines) {
+		return nil, "", 0, false, nil
+	}
+	want := []string{strings.TrimSpace(column)}
+	if column == "" {
+		want = []string{what, strings.TrimSuffix(what, "s")}
+	}
+	named := func(h []string) int {
+		return slices.IndexFunc(h, func(x string) bool { return slices.Contains(want, x) })
+	}
+	header, start := strings.Fields(lines[i]), i+1
+	col := named(header)
+	if c := commentNames(comment, 0); col < 0 && len(c) == len(header) && len(c) > 1 && named(c) >= 0 {
+		header, start, col = c, i, named(c) // np.savetxt's header line above the data
+	}
+	if col < 0 || len(header) < 2 {
+		if column == "" {
+			return nil, "", 0, false, nil
+		}
+		return nil, "", 0, true, fmt.Errorf("%s: no column %q (the columns of its first line, split at blanks: %s): a .txt of labels holds one a line; a table's column is named by its header", path, column, strings.Join(header, ", "))
+	}
+	for k := start; k < len(lines); k++ {
+		f := strings.Fields(lines[k])
+		if len(f) == 0 {
+			continue // a blank line: none (at the end, extra line breaks)
+		}
+		if len(f) != len(header) {
+			return nil, "", 0, true, fmt.Errorf("%s:%d: %d fields, and the header has %d", path, k+1, len(f), len(header))
+		}
+		if firstLine == 0 {
+			firstLine = k + 1
+		}
+		values = append(values, f[col])
+	}
+	return values, header[col], firstLine, true, nil
 }
 
 // readLines is a text file's lines (CRLF or LF, the last newline
@@ -1246,8 +1311,18 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		col = slices.IndexFunc(header, func(h string) bool { return strings.TrimSpace(h) == strings.TrimSpace(column) })
 	}
 	var dataFirst []string // the first line, data below np.savetxt's "# x,y,label" header
-	if c := r.comment; col < 0 && column != "" && len(c) == len(header) && slices.Contains(c, strings.TrimSpace(column)) {
-		dataFirst, header, col = header, c, slices.Index(c, strings.TrimSpace(column))
+	want := []string{strings.TrimSpace(column)}
+	if column == "" {
+		want = []string{what, strings.TrimSuffix(what, "s")}
+	}
+	named := func(h []string) int {
+		return slices.IndexFunc(h, func(x string) bool { return slices.Contains(want, strings.TrimSpace(x)) })
+	}
+	if c := r.comment; col < 0 && named(header) < 0 && len(c) == len(header) && len(c) > 1 && named(c) >= 0 {
+		dataFirst, header = header, c
+		if column != "" {
+			col = named(c)
+		}
 		for i, h := range header {
 			quoted[i] = strconv.Quote(h)
 		}

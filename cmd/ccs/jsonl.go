@@ -405,8 +405,11 @@ type jsonlValue struct {
 
 // typed writes v as a message names it: the string "x", or true.
 func (v jsonlValue) typed() string {
-	if v.kind == 'b' {
+	switch v.kind {
+	case 'b':
 		return v.text
+	case 'n':
+		return "the number " + v.text
 	}
 	return fmt.Sprintf("the string %q", v.text)
 }
@@ -505,18 +508,36 @@ func readJSONLValues(p, field, what string) (values []jsonlValue, name string, e
 // real number, or strings and numbers mixed, refused naming the lines;
 // nulls one missing label (bundle.NullMark, which messages write null).
 func jsonlIDs(p, field, what string, values []jsonlValue) (ids []int64, names []string, missing map[int64]string, err error) {
-	var str, num *jsonlValue
+	var str, num, boolean *jsonlValue
 	for i := range values {
 		switch v := &values[i]; v.kind {
-		case 's', 'b':
+		case 's':
 			if str == nil {
 				str = v
+			}
+		case 'b':
+			if boolean == nil {
+				boolean = v
 			}
 		case 'n':
 			if num == nil {
 				num = v
 			}
 		}
+	}
+	if boolean != nil && (str != nil || num != nil) {
+		other := str
+		if other == nil {
+			other = num
+		}
+		first, second := boolean, other
+		if other.line < boolean.line {
+			first, second = other, boolean
+		}
+		return nil, nil, nil, fmt.Errorf("%s:%d: %q holds %s, and line %d %s: %s of one kind", p, first.line, field, first.typed(), second.line, second.typed(), what)
+	}
+	if str == nil {
+		str = boolean // true and false: two names
 	}
 	switch {
 	case str != nil && num != nil && str.line < num.line:

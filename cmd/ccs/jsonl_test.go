@@ -135,6 +135,7 @@ func TestJSONLinesBad(t *testing.T) {
 		"empty.jsonl":     "\n\n",
 		"labellist.jsonl": lines(60, at(3, `{"id": 3, "label": ["a", "b"], "emb": [0.5, 1, 2]}`)),
 		"labelobj.jsonl":  lines(60, at(3, `{"id": 3, "label": {"name": "a"}, "emb": [0.5, 1, 2]}`)),
+		"boolmix.jsonl":   lines(60, at(7, `{"id": 7, "label": true, "emb": [0.5, 7.25, -1]}`)),
 	}
 	for name, text := range files {
 		os.WriteFile(p(name), []byte(text), 0o644)
@@ -168,6 +169,7 @@ func TestJSONLinesBad(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{"labellist.jsonl:label", `labellist.jsonl:4: "label" holds a list ("[\"a\", \"b\"]"): several labels a row`},
 		{"labelobj.jsonl:label", `labelobj.jsonl:4: "label" holds an object`},
+		{"boolmix.jsonl:label", `boolmix.jsonl:1: "label" holds the string "a", and line 8 true: labels of one kind`},
 		{"none.jsonl", `none.jsonl: which field holds the labels? give ` + p("none.jsonl") + `:FIELD (the fields: id, text)`},
 		{"missing.jsonl:label", ``},
 		{"missing.jsonl:lable", `missing.jsonl:1: no field "lable" (the fields: id, label, emb): did you mean "label"?`},

@@ -164,6 +164,12 @@ func sniffSeparator(first, ext string) rune {
 			best, n = c, count[i]
 		}
 	}
+	if count[0] > 0 && count[1] > 0 && numbersSplit(first, ';') > numbersSplit(first, ',') {
+		// "-0,80;-1,32;0,25": a spreadsheet's row of decimal commas
+		// without a header: more numbers at its semicolons than at its
+		// commas, whichever are more.
+		best = ';'
+	}
 	if best == 0 && ext != ".txt" {
 		best = ','
 	}
@@ -238,6 +244,18 @@ func sepLine(first []byte) (rune, bool) {
 		return '\t', true
 	}
 	return 0, false
+}
+
+// numbersSplit counts the fields of line split at sep that are numbers
+// (a decimal comma's too).
+func numbersSplit(line string, sep rune) int {
+	n := 0
+	for _, f := range strings.Split(line, string(sep)) {
+		if _, _, ok := parseNumber(f); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // readTextEmbeddings reads an (n, d) table of numbers from a text file —

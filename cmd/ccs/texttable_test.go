@@ -567,3 +567,71 @@ func TestTextOtherColumns(t *testing.T) {
 		t.Errorf("ccs bundle: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestSniffSeparator: a first line's separator, as both readers take it.
+func TestSniffSeparator(t *testing.T) {
+	for _, c := range []struct {
+		line, ext string
+		want      rune
+	}{
+		{"a,b,c", ".csv", ','},
+		{"a;b;c", ".csv", ';'},
+		{"a\tb", ".csv", '\t'},
+		{"a b c", ".txt", 0},
+		{"a b c", ".csv", ','},
+		{"a,b", ".tsv", '\t'},
+		{`id,"note; one; two; three",label`, ".csv", ','},        // semicolons in quotes
+		{"-0,801931;-1,324359;-0,248362", ".csv", ';'},           // decimal commas, no header
+		{"-22,51374", ".csv", ','},                               // one field: as good as any
+		{"-0,80;-1,32;cat", ".csv", ';'},                         // and a label
+		{"1.5,2.5,a;b", ".csv", ','},                             // a semicolon in a text field
+		{"0,5;1,5;2,5;3,5;4,5;5,5;6,5;7,5;8,5;9,5", ".txt", ';'}, // more commas than semicolons
+	} {
+		if got := sniffSeparator(c.line, c.ext); got != c.want {
+			t.Errorf("sniffSeparator(%q, %q) = %q, want %q", c.line, c.ext, got, c.want)
+		}
+	}
+}
+
+// TestTxtAndCommentedLabels: labels in a column of a .txt table of
+// blanks (np.savetxt's default), or below np.savetxt's "# x,y,label"
+// header with -labels FILE (found by its name), are that column's, not
+// one label a line with the header among them; a .txt of one label a
+// line, blanks in its labels, stays one a line.
+func TestTxtAndCommentedLabels(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"cat", "dog", "eel"}
+	var txt, commented, csvc, plain strings.Builder
+	txt.WriteString("x y label\n")
+	commented.WriteString("# x y label\n")
+	csvc.WriteString("# x,y,label\n")
+	for i := range 30 {
+		fmt.Fprintf(&txt, "%d.5 1.25 %s\n", i, names[i%3])
+		fmt.Fprintf(&commented, "%d.5 1.25 %s\n", i, names[i%3])
+		fmt.Fprintf(&csvc, "%d.5,1.25,%s\n", i, names[i%3])
+		fmt.Fprintf(&plain, "%s cell\n", names[i%3])
+	}
+	for name, text := range map[string]string{"t.txt": txt.String(), "c.txt": commented.String(), "c.csv": csvc.String(), "plain.txt": plain.String()} {
+		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+	}
+	for _, arg := range []string{"t.txt", "t.txt:label", "c.txt", "c.txt:label", "c.csv", "c.csv:label", "plain.txt"} {
+		ids, lnames, _, _, err := readIDs(filepath.Join(dir, arg), "labels")
+		if err != nil || len(ids) != 30 {
+			t.Errorf("%s: %d labels, %v", arg, len(ids), err)
+			continue
+		}
+		for i, id := range ids {
+			want := names[i%3]
+			if arg == "plain.txt" {
+				want += " cell"
+			}
+			if lnames[id] != want {
+				t.Errorf("%s: row %d: %q, want %q", arg, i, lnames[id], want)
+				break
+			}
+		}
+	}
+	if _, _, _, _, err := readIDs(filepath.Join(dir, "t.txt")+":lable", "labels"); err == nil || !strings.Contains(err.Error(), `t.txt: no column "lable" (the columns of its first line, split at blanks: x, y, label)`) {
+		t.Errorf("a column not there: %v", err)
+	}
+}
