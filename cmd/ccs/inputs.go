@@ -580,7 +580,7 @@ func readTxtColumn(path, column, what string) (values []string, name string, fir
 		return nil, "", 0, false, err
 	}
 	i, comment := 0, ""
-	for i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "#") {
+	for i < len(lines) && commentStart([]byte(lines[i]+"\n")) {
 		comment, i = lines[i], i+1
 	}
 	if i >= len(lines) {
@@ -597,6 +597,22 @@ func readTxtColumn(path, column, what string) (values []string, name string, fir
 	col := named(header)
 	if c := commentNames(comment, 0); col < 0 && len(c) == len(header) && len(c) > 1 && named(c) >= 0 {
 		header, start, col = c, i, named(c) // np.savetxt's header line above the data
+	}
+	if column == "" && col >= 0 && start < len(lines) {
+		// No column named: a table only where the header's word heads a
+		// column beside columns of numbers ("0.5 1.5 cat" below "x y
+		// label"), not a .txt of one label a line whose first line holds
+		// the word ("label A", "session 1", "no label").
+		row := strings.Fields(lines[start])
+		table := len(row) == len(header) && row[col] != header[col]
+		for k, f := range row {
+			if _, _, ok := parseNumber(f); k != col && !ok {
+				table = false
+			}
+		}
+		if !table {
+			return nil, "", 0, false, nil
+		}
 	}
 	if col < 0 || len(header) < 2 {
 		if column == "" {
@@ -1116,8 +1132,7 @@ func openCSV(path string) (*csvFile, io.Closer, error) {
 	}
 	comment := "" // the last "#" line at the top (np.savetxt's header=), skipped as the embeddings' reader skips it
 	for {
-		b, _ := br.Peek(1)
-		if len(b) == 0 || b[0] != '#' {
+		if b, _ := br.Peek(2); !commentStart(b) {
 			break
 		}
 		c, err := br.ReadString('\n')

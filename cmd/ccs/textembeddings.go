@@ -164,7 +164,7 @@ func sniffSeparator(first, ext string) rune {
 			best, n = c, count[i]
 		}
 	}
-	if count[0] > 0 && count[1] > 0 && numbersSplit(first, ';') > numbersSplit(first, ',') {
+	if count[0] > 0 && count[1] > 0 && numbersSplit(first, ';') >= numbersSplit(first, ',') {
 		// "-0,80;-1,32;0,25": a spreadsheet's row of decimal commas
 		// without a header: more numbers at its semicolons than at its
 		// commas, whichever are more.
@@ -201,6 +201,13 @@ func badValueHint(v string, first []string, header bool) string {
 		return "a number written with thousands separators? write the numbers without them (Excel: untick \"Use 1000 separator\"; R: format(x, big.mark = \"\"))"
 	}
 	return "a spreadsheet's error value? fix or drop the row, and its label"
+}
+
+// commentStart says whether a line that begins with b is a comment at a
+// table's top: "# " (np.savetxt's header= and comments= lines) or "#"
+// alone — not "#news" or "#FF0000", a label a hash begins.
+func commentStart(b []byte) bool {
+	return len(b) > 0 && b[0] == '#' && (len(b) == 1 || b[1] == ' ' || b[1] == '\n' || b[1] == '\r' || b[1] == '\t')
 }
 
 // commentNames are the names of a header written as a comment line
@@ -299,8 +306,7 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 		// np.savetxt's header= line ("# a,b"), as np.loadtxt skips it:
 		// at the top only, read as it is (a "#N/A" row below is a row).
 		for {
-			b, _ := br.Peek(1)
-			if len(b) == 0 || b[0] != '#' {
+			if b, _ := br.Peek(2); !commentStart(b) {
 				break
 			}
 			c, err := br.ReadString('\n')
@@ -452,7 +458,7 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 	if header && spec == "" {
 		for _, o := range others {
 			for i, name := range first { // trimmed, as the labels' reader matches them
-				if name == strings.TrimSpace(o.column) || o.column == "" && slices.Contains(o.names, name) {
+				if o.column != "" && name == strings.TrimSpace(o.column) || o.column == "" && name != "" && slices.Contains(o.names, name) {
 					cols[i].other = o.flag
 				}
 			}
