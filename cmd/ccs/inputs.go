@@ -586,13 +586,8 @@ func readTxtColumn(path, column, what string) (values []string, name string, fir
 	if i >= len(lines) {
 		return nil, "", 0, false, nil
 	}
-	want := []string{strings.TrimSpace(column)}
-	if column == "" {
-		want = []string{what, strings.TrimSuffix(what, "s")}
-	}
-	named := func(h []string) int {
-		return slices.IndexFunc(h, func(x string) bool { return slices.Contains(want, x) })
-	}
+	want := columnNames(column, what)
+	named := func(h []string) int { return columnIndex(h, want) }
 	header, start := strings.Fields(lines[i]), i+1
 	col := named(header)
 	if c := commentNames(comment, 0); col < 0 && len(c) == len(header) && len(c) > 1 && named(c) >= 0 {
@@ -1122,25 +1117,7 @@ func openCSV(path string) (*csvFile, io.Closer, error) {
 		return nil, nil, err
 	}
 	br := r0.(*bufio.Reader)
-	peek, _ := br.Peek(64 << 10)
-	first, _, _ := bytes.Cut(peek, []byte("\n"))
-	skipped := 0
-	sep := sniffSeparator(strings.TrimSuffix(string(first), "\r"), textExt(path))
-	if s, ok := sepLine(first); ok {
-		sep, skipped = s, 1 // Excel's "sep=;" line, which names the separator
-		br.Discard(len(first) + 1)
-	}
-	comment := "" // the last "#" line at the top (np.savetxt's header=), skipped as the embeddings' reader skips it
-	for {
-		if b, _ := br.Peek(2); !commentStart(b) {
-			break
-		}
-		c, err := br.ReadString('\n')
-		if err != nil {
-			break
-		}
-		skipped, comment = skipped+1, c
-	}
+	sep, skipped, comment := tableTop(br, textExt(path))
 	r := csv.NewReader(br)
 	if sep != 0 {
 		r.Comma = sep // a spreadsheet's semicolons, where the comma is the decimal mark; a tab
@@ -1326,13 +1303,8 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		col = slices.IndexFunc(header, func(h string) bool { return strings.TrimSpace(h) == strings.TrimSpace(column) })
 	}
 	var dataFirst []string // the first line, data below np.savetxt's "# x,y,label" header
-	want := []string{strings.TrimSpace(column)}
-	if column == "" {
-		want = []string{what, strings.TrimSuffix(what, "s")}
-	}
-	named := func(h []string) int {
-		return slices.IndexFunc(h, func(x string) bool { return slices.Contains(want, strings.TrimSpace(x)) })
-	}
+	want := columnNames(column, what)
+	named := func(h []string) int { return columnIndex(h, want) }
 	if c := r.comment; col < 0 && named(header) < 0 && len(c) == len(header) && len(c) > 1 && named(c) >= 0 {
 		dataFirst, header = header, c
 		if column != "" {

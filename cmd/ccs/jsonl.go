@@ -134,23 +134,6 @@ func pandasColumns(rec jsonlRecord) bool {
 	return true
 }
 
-// jsonlObject writes rec back as an object's bytes, for lookup.
-func jsonlObject(rec jsonlRecord) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range rec {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.Key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.Value)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
 // numberLists are the paths (key.key.0.key) below v, prefix's, to lists
 // of numbers, as deep as 6 levels: where an API's batch output keeps an
 // embedding ({"response": {"body": {"data": [{"embedding": […]}]}}}).
@@ -177,39 +160,58 @@ func numberLists(v []byte, prefix string, depth int) []string {
 	return out
 }
 
-// lookup is the value at path below v (keys of objects, each the
-// longest that matches — a key may hold a dot —, indices of arrays), or
-// nil where there is none; at is then the path to the value that was
-// null or absent, null whether it was null.
-func lookup(v []byte, path []string) (out []byte, at string, null bool) {
-	for done := 0; done < len(path); {
+// lookup is the value at path below a line's object rec (keys of
+// objects, each the longest that matches — a key may hold a dot —,
+// indices of arrays), or nil where there is none; at is then the path to
+// the value that was null or absent, null whether it was null. top is
+// the member of rec the value is in.
+func lookup(rec jsonlRecord, path []string) (out []byte, at string, null bool, top string) {
+	var v []byte
+	done := 0
+	for k := len(path); k > 0 && v == nil; k-- {
+		v, done = rec.get(strings.Join(path[:k], ".")), k
+	}
+	if v == nil {
+		return nil, path[0], false, ""
+	}
+	top = strings.Join(path[:done], ".")
+	nested := done < len(path)
+	for done < len(path) {
 		if string(bytes.TrimSpace(v)) == "null" {
-			return nil, strings.Join(path[:done], "."), true
+			return nil, strings.Join(path[:done], "."), true, top
 		}
 		if m, ok := jsonscan.Members(v); ok {
-			found := false
-			for k := len(path); k > done; k-- {
-				if x := jsonlRecord(m).get(strings.Join(path[done:k], ".")); x != nil {
-					v, done, found = x, k, true
-					break
-				}
+			var x []byte
+			k := len(path)
+			for ; k > done && x == nil; k-- {
+				x = jsonlRecord(m).get(strings.Join(path[done:k], "."))
 			}
-			if !found {
-				return nil, strings.Join(path[:done+1], "."), false
+			if x == nil {
+				return nil, strings.Join(path[:done+1], "."), false, top
 			}
+			v, done = x, k+1
 			continue
 		}
 		var a []json.RawMessage
 		k, err := strconv.Atoi(path[done])
 		if json.Unmarshal(v, &a) != nil || err != nil || k < 0 || k >= len(a) {
-			return nil, strings.Join(path[:done+1], "."), false
+			return nil, strings.Join(path[:done+1], "."), false, top
 		}
 		v, done = a[k], done+1
 	}
-	if string(bytes.TrimSpace(v)) == "null" {
-		return nil, strings.Join(path, "."), true
+	if string(bytes.TrimSpace(v)) == "null" && nested {
+		return nil, strings.Join(path, "."), true, top
 	}
-	return v, "", false
+	return v, "", false, top
+}
+
+// noField is the error of a line without the field.
+func noField(p string, line int, field string, rec jsonlRecord) error {
+	hint := ""
+	if near, ok := suggest.Nearest(field, rec.keys()); ok {
+		hint = fmt.Sprintf(": did you mean %q?", near)
+	}
+	return fmt.Errorf("%s:%d: no field %q (the fields: %s)%s", p, line, field, strings.Join(rec.keys(), ", "), hint)
 }
 
 // jsonlLines calls each for every non-blank line of data, the first of
@@ -284,32 +286,13 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 	path := strings.Split(field, ".")
 	d := 0
 	var rows []float32
-	top := "" // the line's member the embedding is in
 	row := func(rec jsonlRecord, line int, out []float32, scratch *[]float64) ([]float32, error) {
-		v := rec.get(field)
-		if v == nil && len(path) > 1 {
-			var at string
-			var null bool
-			if v, at, null = lookup(jsonlObject(rec), path); null && at != field {
-				return nil, fmt.Errorf("%s:%d: %q is null, so no %q: a failed request? drop its line (and its label)", p, line, at, field)
-			}
-		}
-		if v != nil && top == "" {
-			top = field
-			if rec.get(field) == nil {
-				for _, m := range rec {
-					if strings.HasPrefix(field, m.Key+".") {
-						top = m.Key
-					}
-				}
-			}
+		v, at, null, _ := lookup(rec, path)
+		if null && at != field {
+			return nil, fmt.Errorf("%s:%d: %q is null, so no %q: a failed request? drop its line (and its label)", p, line, at, field)
 		}
 		if v == nil {
-			hint := ""
-			if near, ok := suggest.Nearest(field, rec.keys()); ok {
-				hint = fmt.Sprintf(": did you mean %q?", near)
-			}
-			return nil, fmt.Errorf("%s:%d: no field %q (the fields: %s)%s", p, line, field, strings.Join(rec.keys(), ", "), hint)
+			return nil, noField(p, line, field, rec)
 		}
 		l, ok := jsonscan.Floats(*scratch, v)
 		if ok {
@@ -345,6 +328,7 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 		}
 		return out, nil
 	}
+	_, _, _, top := lookup(first, path) // the line's member the embedding is in
 	var scratch []float64
 	if rows, err = row(first, line, nil, &scratch); err != nil {
 		return e, "", err
@@ -431,7 +415,7 @@ func readJSONLValues(p, field, what string) (values []jsonlValue, name string, e
 	if field == "" {
 		var named []string
 		for _, k := range first.keys() {
-			if k == what || k == strings.TrimSuffix(what, "s") {
+			if slices.Contains(columnNames("", what), k) {
 				named = append(named, k)
 			}
 		}
@@ -447,11 +431,7 @@ func readJSONLValues(p, field, what string) (values []jsonlValue, name string, e
 	value := func(rec jsonlRecord, line int) (jsonlValue, error) {
 		v := rec.get(field)
 		if v == nil {
-			hint := ""
-			if near, ok := suggest.Nearest(field, rec.keys()); ok {
-				hint = fmt.Sprintf(": did you mean %q?", near)
-			}
-			return jsonlValue{}, fmt.Errorf("%s:%d: no field %q (the fields: %s)%s", p, line, field, strings.Join(rec.keys(), ", "), hint)
+			return jsonlValue{}, noField(p, line, field, rec)
 		}
 		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
 			return jsonlValue{string(v[1 : len(v)-1]), 's', line}, nil // a string without escapes: as it is (no decoder a line)

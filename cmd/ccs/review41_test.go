@@ -5,21 +5,9 @@ package main
 // each failed at 8db3eea.
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 )
-
-// r41write writes body to a file name in a test's directory.
-func r41write(t *testing.T, name, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // A .txt of one label a line whose first line has several words, one of
 // them "label"/"session"/"group": read as a blank-separated table since
@@ -32,7 +20,7 @@ func TestReview41TxtOneALineFirstLineNamesWhat(t *testing.T) {
 		{"groups", "control group\ntreatment group\ncontrol group\nplacebo group\n"},
 		{"labels", "no label\nB cell\nT cell\nNK cell\n"},
 	} {
-		p := r41write(t, c.what+".txt", c.body)
+		p := reproWrite(t, c.what+".txt", c.body)
 		ids, names, _, _, err := readIDs(p, c.what)
 		if err != nil {
 			t.Errorf("%q: %v", c.body, err)
@@ -48,7 +36,7 @@ func TestReview41TxtOneALineFirstLineNamesWhat(t *testing.T) {
 // (hashtags, colours): openCSV (9568662) now skips every leading '#' line
 // as np.savetxt's header: labels silently lost, or the file refused.
 func TestReview41CSVHashLabelsSkipped(t *testing.T) {
-	p := r41write(t, "tags.csv", "#news\n#sports\n#news\n#tech\n")
+	p := reproWrite(t, "tags.csv", "#news\n#sports\n#news\n#tech\n")
 	ids, names, _, _, err := readIDs(p, "labels")
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -56,7 +44,7 @@ func TestReview41CSVHashLabelsSkipped(t *testing.T) {
 	if len(ids) != 4 {
 		t.Errorf("%d labels %v, want 4", len(ids), names)
 	}
-	p = r41write(t, "tags2.csv", "#news\nsports\nnews\ntech\n")
+	p = reproWrite(t, "tags2.csv", "#news\nsports\nnews\ntech\n")
 	ids, names, _, _, err = readIDs(p, "labels")
 	if err != nil {
 		t.Fatalf("%v", err)

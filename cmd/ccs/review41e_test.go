@@ -8,7 +8,7 @@ import (
 // A headerless 2-D semicolon table of decimal commas (UMAP's x;y from a
 // European Excel): sniffSeparator's 8db3eea fix ties at 2 numbers.
 func TestReview41TwoColumnDecimalCommaRead(t *testing.T) {
-	p := r41write(t, "umap.csv", "-0,80;1,32\n0,50;-0,25\n1,00;2,00\n")
+	p := reproWrite(t, "umap.csv", "-0,80;1,32\n0,50;-0,25\n1,00;2,00\n")
 	e, note, _, err := readTextEmbeddings(p, "")
 	if err != nil {
 		t.Fatalf("refused: %v", err)
@@ -22,7 +22,7 @@ func TestReview41TwoColumnDecimalCommaRead(t *testing.T) {
 // blank name: "" == TrimSpace(""), so pandas' unnamed index is claimed
 // as -labels' column.
 func TestReview41OtherColumnBlankName(t *testing.T) {
-	p := r41write(t, "emb.csv", ",x,y,label\nAAAC,0.1,0.2,B\nAAAG,0.3,0.4,T\nAACT,0.5,0.6,B\n")
+	p := reproWrite(t, "emb.csv", ",x,y,label\nAAAC,0.1,0.2,B\nAAAG,0.3,0.4,T\nAACT,0.5,0.6,B\n")
 	_, note, _, err := readTextEmbeddings(p, "", otherColumn{"", "-labels", []string{"labels", "label"}})
 	if err != nil {
 		t.Fatal(err)

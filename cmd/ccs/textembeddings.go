@@ -203,6 +203,34 @@ func badValueHint(v string, first []string, header bool) string {
 	return "a spreadsheet's error value? fix or drop the row, and its label"
 }
 
+// tableTop reads a table's top from br: its separator (sniffSeparator's
+// of the first line, or that Excel's "sep=;" line names, which it
+// consumes) and, in a table of separated fields, the comment lines above
+// the first record (np.savetxt's header= and comments=, at the top only:
+// a "#N/A" row below is a row). skipped counts the lines consumed,
+// comment is the last comment's text. Both readers of a table, the
+// embeddings' and the labels', start here, so they see one file alike.
+func tableTop(br *bufio.Reader, ext string) (sep rune, skipped int, comment string) {
+	peek, _ := br.Peek(64 << 10)
+	first, _, _ := bytes.Cut(peek, []byte("\n"))
+	sep = sniffSeparator(strings.TrimSuffix(string(first), "\r"), ext)
+	if s, ok := sepLine(first); ok {
+		sep, skipped = s, 1
+		br.Discard(len(first) + 1)
+	}
+	for sep != 0 {
+		if b, _ := br.Peek(2); !commentStart(b) {
+			break
+		}
+		c, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		skipped, comment = skipped+1, c
+	}
+	return sep, skipped, comment
+}
+
 // commentStart says whether a line that begins with b is a comment at a
 // table's top: "# " (np.savetxt's header= and comments= lines) or "#"
 // alone — not "#news" or "#FF0000", a label a hash begins.
@@ -227,6 +255,21 @@ func commentNames(line string, sep rune) []string {
 		names[i] = strings.TrimSpace(names[i])
 	}
 	return names
+}
+
+// columnNames are the names a table's column of what is looked for by:
+// the column named, else what's (labels, label).
+func columnNames(column, what string) []string {
+	if column != "" {
+		return []string{strings.TrimSpace(column)}
+	}
+	return []string{what, strings.TrimSuffix(what, "s")}
+}
+
+// columnIndex is the index of the first of header's names (blanks around
+// them ignored) among names, or −1.
+func columnIndex(header, names []string) int {
+	return slices.IndexFunc(header, func(h string) bool { return slices.Contains(names, strings.TrimSpace(h)) })
 }
 
 // allNumbers says whether every field is a number.
@@ -292,30 +335,11 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 	case bytes.Count(top, []byte("\r")) > 1 && len(top) == len(peek): // no \n in what was peeked, and several \r
 		return e, "", nil, fmt.Errorf("%s: its lines end in a carriage return alone (classic Mac OS, Excel's \"CSV (Macintosh)\"): convert them, tr '\\r' '\\n' < FILE > FILE2, or save as CSV UTF-8", p)
 	}
-	sep := sniffSeparator(strings.TrimSuffix(string(top), "\r"), textExt(p))
-	line := 0 // the last line read
-	if s, ok := sepLine(top); ok {
-		sep = s // Excel's "sep=;" line, which names the separator
-		br.Discard(len(top) + 1)
-		line++
-	}
+	// line is the last line read; lastComment np.savetxt's header line
+	// ("# x,y,label"), the last "#" line at the top.
+	sep, line, lastComment := tableTop(br, textExt(p))
 	var next func() ([]string, int, error)
-	comments := 0     // "#" lines at the start, left out
-	lastComment := "" // the last of them: np.savetxt's header="x,y,label" line, "# x,y,label"
-	if sep != 0 {
-		// np.savetxt's header= line ("# a,b"), as np.loadtxt skips it:
-		// at the top only, read as it is (a "#N/A" row below is a row).
-		for {
-			if b, _ := br.Peek(2); !commentStart(b) {
-				break
-			}
-			c, err := br.ReadString('\n')
-			if err != nil {
-				break
-			}
-			line, lastComment = line+1, c
-		}
-	}
+	comments := 0   // "#" lines at the start of a table of blanks, left out
 	skipped := line // lines before the csv reader's first: its line numbers count from past them
 	if sep == 0 {   // blanks, as np.savetxt and a .txt of numbers write them
 		// Lines read from br itself (no scanner's read-ahead): the rows
