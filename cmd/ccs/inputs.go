@@ -1158,9 +1158,23 @@ func (r *csvFile) records(path string, last int, cols []int, each func(rec []str
 	comma := r.Comma
 	return inBlocks(r.br, path, start, func(b []byte) int { return blockCut(b, true) },
 		func(data []byte, line int) ([]record, error) {
+			var out []record
+			keep := func(rec []string, line int) error {
+				f := make([]string, len(cols))
+				for k, c := range cols {
+					if c < len(rec) {
+						f[k] = strings.Clone(rec[c]) // not the record's string, which holds every field
+					}
+				}
+				out = append(out, record{f, len(rec), line})
+				return nil
+			}
+			if comma < utf8.RuneSelf && bytes.IndexByte(data, '"') < 0 {
+				err := plainLines(data, byte(comma), line, len(cols), keep)
+				return out, err
+			}
 			cr := csv.NewReader(bytes.NewReader(data))
 			cr.Comma, cr.FieldsPerRecord, cr.ReuseRecord = comma, -1, true
-			var out []record
 			for {
 				rec, err := cr.Read()
 				if err == io.EOF {
@@ -1175,13 +1189,7 @@ func (r *csvFile) records(path string, last int, cols []int, each func(rec []str
 					return out, fmt.Errorf("%s: %w", path, err)
 				}
 				l, _ := cr.FieldPos(0)
-				f := make([]string, len(cols))
-				for k, c := range cols {
-					if c < len(rec) {
-						f[k] = strings.Clone(rec[c]) // not the record's string, which holds every field
-					}
-				}
-				out = append(out, record{f, len(rec), l + line - 1})
+				keep(rec, l+line-1)
 			}
 		},
 		func(b []record) error {

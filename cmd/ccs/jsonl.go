@@ -294,7 +294,7 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 		if v == nil {
 			return nil, noField(p, line, field, rec)
 		}
-		l, ok := jsonscan.Floats(*scratch, v)
+		l, ok := jsonscan.Near(*scratch, v) // float32s kept, as a float64 .npy's
 		if ok {
 			*scratch = l // the next line's, a line's numbers parsed into it
 		}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/fastfloat"
 	"github.com/ccsets/ccs/internal/suggest"
 )
 
@@ -66,8 +67,14 @@ func naValue(s string) bool {
 
 // parseNumber reads a field of a table of numbers: blanks around it
 // ignored, and a decimal comma (0,125: a spreadsheet's in much of
-// Europe) read as a point, which comma reports.
+// Europe) read as a point, which comma reports. v is ParseFloat's value,
+// or (a number of more digits than float64 reads exactly) one that rounds
+// to the same float32 and is an integer where it is: what a table's
+// readers keep of it.
 func parseNumber(s string) (v float64, comma, ok bool) {
+	if v, _, ok := fastfloat.Narrow(s); ok {
+		return v, false, true // most of a table's numbers
+	}
 	s = strings.TrimSpace(s)
 	if goOnly(s) {
 		return 0, false, false // Go's hex floats and 1_000, which NumPy reads as no number

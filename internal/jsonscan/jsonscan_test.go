@@ -6,7 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/fastfloat"
 )
 
 // floatCases are arrays Floats reads (ok) or leaves to encoding/json.
@@ -166,6 +169,17 @@ func FuzzFloats(f *testing.F) {
 		if ok && (err != nil || !reflect.DeepEqual(got32, want32)) {
 			t.Fatalf("Floats[float32](%q) = %v; encoding/json: %v, %v", b, got32, want32, err)
 		}
+		if near, ok := Near(nil, b); ok {
+			var want64 []float64
+			if err := json.Unmarshal(b, &want64); err != nil || len(near) != len(want64) {
+				t.Fatalf("Near(%q) = %v; encoding/json: %v, %v", b, near, want64, err)
+			}
+			for k := range near {
+				if float32(near[k]) != float32(want64[k]) || math.Abs(near[k]-want64[k]) > 2e-15*math.Abs(want64[k]) {
+					t.Fatalf("Near(%q)[%d] = %v; encoding/json %v", b, k, near[k], want64[k])
+				}
+			}
+		}
 		// A well-formed array of numbers that fits is read.
 		if err == nil && want32 != nil && !ok && bytes.Count(b, []byte("null")) == 0 {
 			if _, ok := Floats[float64](nil, b); !ok {
@@ -197,6 +211,42 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNear: the float64s Near reads round to the float32s of the numbers'
+// own float64s, the numbers written as Python writes a float32 array's
+// .tolist() (17 digits), and as Go writes float64s; and Near reads every
+// one of them without strconv but a few.
+func TestNear(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 3))
+	x := make([]float64, 20000)
+	for i := range x {
+		x[i] = r.NormFloat64()
+		if i%2 == 0 {
+			x[i] = float64(float32(x[i])) // a float32 as a Python float
+		}
+	}
+	data, err := json.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := Near(nil, data)
+	if !ok || len(got) != len(x) {
+		t.Fatalf("Near: ok %v, %d numbers of %d", ok, len(got), len(x))
+	}
+	fast := 0
+	for i, v := range got {
+		if float32(v) != float32(x[i]) {
+			t.Fatalf("Near[%d] = %v, float32 %v; the number's %v", i, v, float32(v), float32(x[i]))
+		}
+		s := strconv.FormatFloat(x[i], 'g', -1, 64)
+		if _, _, ok := fastfloat.Narrow(s); ok {
+			fast++
+		}
+	}
+	if fast < len(x)*99/100 {
+		t.Errorf("%d of %d read without strconv", fast, len(x))
+	}
 }
 
 // BenchmarkFloats reads a d = 512 matrix as a set file writes it.
