@@ -1200,8 +1200,8 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("emptyds/state.json"), []byte(`{"_data_files": []}`), 0o644)
 	os.Mkdir(p("halfdict"), 0o755)
 	os.WriteFile(p("halfdict/dataset_dict.json"), []byte(`{"splits": ["train"]}`), 0o644)
-	os.WriteFile(p("model.pt"), []byte("PK\x03\x04pickle"), 0o644)             // torch.save
-	os.WriteFile(p("labels.jsonl"), []byte(`{"labels": ["joy"]}`+"\n"), 0o644) // ds.to_json
+	os.WriteFile(p("model.pt"), []byte("PK\x03\x04pickle"), 0o644)                                      // torch.save
+	os.WriteFile(p("labels.jsonl"), []byte(`{"labels": ["joy"]}`+"\n"+`{"labels": "joy"}`+"\n"), 0o644) // ds.to_json, a row's list lost
 	os.WriteFile(p("short.jsonl"), []byte(`{"emb": [0.5, 1, 2]}`+"\n"+`{"emb": [0.5, 1]}`+"\n"), 0o644)
 	u64 := array.NewUint64Builder(memory.DefaultAllocator)
 	for i := range n {
@@ -1229,7 +1229,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"every share 0", []string{"-split", "0,0,0,0"}, true, "the split shares [0 0 0 0] are all 0: give at least one split a share"},
 		{"unknown file type", []string{"-embeddings", p("emb.yaml")}, false, `emb.yaml: unknown file type ".yaml"`},
 		{"JSON lines of embeddings of two lengths", []string{"-embeddings", p("short.jsonl")}, false, `short.jsonl:2: "emb" holds 2 numbers, and the first line's 3: every embedding one length`},
-		{"several labels a row as JSON lines", []string{"-labels", p("labels.jsonl") + ":labels"}, false, `labels.jsonl:1: "labels" holds a list ("[\"joy\"]"): several labels a row, which ccs reads from a CSV column of lists or a Parquet list column`},
+		{"several labels a row as JSON lines, one no list", []string{"-labels", p("labels.jsonl") + ":labels"}, false, `labels.jsonl:2: "labels" holds the string "joy", and line 1 a list (["joy"]): with several labels a row, every row's a list ([] or null for none)`},
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
 		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},

@@ -16,8 +16,10 @@ import (
 // reads as one ("[CLS]"): one label a row; a value that does not read as
 // a list among values that do is an error naming its row. Lists of integers ([3, 16]) are label numbers (names
 // nil); lists of strings are names, numbered in their sorted order, as a
-// Parquet list column's are.
-func csvLabelLists(values []string, source string) (sets [][]int32, names []string, ok bool, err error) {
+// Parquet list column's are. Lists all of one length c ≥ 2 of 0s and 1s
+// alone, no cell empty, are a multi-hot matrix's rows: hot is then that
+// (n, c) matrix, row-major (multiHotLabels reads it), sets nil.
+func csvLabelLists(values []string, source string) (sets [][]int32, names []string, hot []int64, ok bool, err error) {
 	lists := make([][]string, len(values))
 	seen, bad := false, -1
 	var badErr error
@@ -27,7 +29,7 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 			continue
 		}
 		if !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
-			return nil, nil, false, nil
+			return nil, nil, nil, false, nil
 		}
 		var err error
 		if lists[i], err = listItems(v[1 : len(v)-1]); err != nil {
@@ -40,9 +42,27 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 	}
 	switch {
 	case !seen: // no value a list: names in brackets, one a row ("[CLS]")
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	case bad >= 0:
-		return nil, nil, false, fmt.Errorf("%s: row %d, %s: %v: want a list of labels, such as [\"joy\", \"love\"] or ['joy', 'love']", source, bad, strings.TrimSpace(values[bad]), badErr)
+		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: %v: want a list of labels, such as [\"joy\", \"love\"] or ['joy', 'love']", source, bad, strings.TrimSpace(values[bad]), badErr)
+	}
+	if width := len(lists[0]); width >= 2 {
+		binary := true
+		for i, l := range lists {
+			binary = binary && len(l) == width && strings.TrimSpace(values[i]) != ""
+			for _, x := range l {
+				binary = binary && (x == "0" || x == "1")
+			}
+		}
+		if binary {
+			hot = make([]int64, 0, len(lists)*width)
+			for _, l := range lists {
+				for _, x := range l {
+					hot = append(hot, int64(x[0]-'0'))
+				}
+			}
+			return nil, nil, hot, true, nil
+		}
 	}
 	var flat []string
 	ints := true
@@ -73,7 +93,24 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 		slices.Sort(sets[i])
 		sets[i] = slices.Compact(sets[i])
 	}
-	return sets, names, true, nil
+	return sets, names, nil, true, nil
+}
+
+// multiHotLabels reads hot, the rows of a multi-hot matrix of width
+// columns given as lists (a CSV column's, a JSON-lines field's), as
+// bundle.LabelSets reads an .npy's: several labels a row, or one where
+// each row holds one 1 (a one-hot matrix's classes).
+func multiHotLabels(hot []int64, width int, source string) (labelsInput, error) {
+	a := bundle.Array{Shape: []int{len(hot) / width, width}, I64: hot}
+	sets, ok, err := bundle.LabelSets(a, source)
+	switch {
+	case err != nil:
+		return labelsInput{}, err
+	case ok:
+		return labelsInput{sets: sets, c: width}, nil
+	}
+	ids, names, err := bundle.Labels(a, source, "labels") // one-hot: one label a row
+	return labelsInput{ids: ids, names: names}, err
 }
 
 // listItems splits the inside of a list literal — "'joy', 'love'",

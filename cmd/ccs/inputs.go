@@ -307,7 +307,7 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 	case ".parquet":
 		return readParquetIDs(path, name, what, true)
 	case ".jsonl":
-		values, field, err := readJSONLValues(path, name, what)
+		values, field, err := readJSONLValues(path, name, what, false)
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
@@ -379,9 +379,16 @@ func readLabels(arg string) (labelsInput, error) {
 		return labelsInput{}, err
 	}
 	switch kind {
-	case ".jsonl":
-		ids, names, missing, warn, err := readIDs(arg, "labels")
-		return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
+	case ".jsonl": // several labels a row where the field holds lists
+		values, field, err := readJSONLValues(path, name, "labels", true)
+		if err != nil {
+			return labelsInput{}, err
+		}
+		if li, ok, err := jsonlLabelLists(path, field, values); ok || err != nil {
+			return li, err
+		}
+		ids, names, missing, err := jsonlIDs(path, field, "labels", values)
+		return labelsInput{ids: ids, names: names, missing: missing}, err
 	case ".txt":
 		ids, names, missing, warn, err := readIDs(arg, "labels")
 		if err == nil && names != nil {
@@ -391,10 +398,12 @@ func readLabels(arg string) (labelsInput, error) {
 					values[i] = names[id]
 				}
 			}
-			sets, setNames, ok, err := csvLabelLists(values, arg)
+			sets, setNames, hot, ok, err := csvLabelLists(values, arg)
 			switch {
 			case err != nil:
 				return labelsInput{}, err
+			case hot != nil: // a multi-hot matrix's rows, as lists
+				return multiHotLabels(hot, len(hot)/len(values), arg)
 			case ok && setNames == nil:
 				c := 2
 				for _, s := range sets {
@@ -1064,7 +1073,7 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
 		}
 	case kind == ".jsonl":
-		values, field, err := readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_"))
+		values, field, err := readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_"), false)
 		if err != nil {
 			return nil, err
 		}

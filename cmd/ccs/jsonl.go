@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/jsonscan"
@@ -400,8 +401,9 @@ func (v jsonlValue) typed() string {
 
 // readJSONLValues reads a field of every line of a JSON-lines file: the
 // field named, else the one named as what is (label or labels; both is
-// asked about). A list (several labels a row) or an object is refused.
-func readJSONLValues(p, field, what string) (values []jsonlValue, name string, err error) {
+// asked about). An object is refused; so is a list (several labels a
+// row), unless lists: then its JSON text is the value, of kind 'l'.
+func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, name string, err error) {
 	r, c, err := openText(p)
 	if err != nil {
 		return nil, "", err
@@ -452,7 +454,10 @@ func readJSONLValues(p, field, what string) (values []jsonlValue, name string, e
 		case bool:
 			return jsonlValue{strconv.FormatBool(x), 'b', line}, nil
 		case []any:
-			return jsonlValue{}, fmt.Errorf("%s:%d: %q holds a list (%s): several %s a row, which ccs reads from a CSV column of lists or a Parquet list column (df.to_csv(\"labels.csv\"), -labels labels.csv:%s; ds.to_parquet(\"labels.parquet\"))", p, line, field, clipValue(string(v)), what, field)
+			if lists {
+				return jsonlValue{string(bytes.TrimSpace(v)), 'l', line}, nil
+			}
+			return jsonlValue{}, fmt.Errorf("%s:%d: %q holds a list (%s): several %s a row, which ccs reads as bundle's -labels only", p, line, field, clipValue(string(v)), what)
 		}
 		return jsonlValue{}, fmt.Errorf("%s:%d: %q holds an object (%s), not one of the %s", p, line, field, clipValue(string(v)), what)
 	}
@@ -575,4 +580,159 @@ func jsonlIDs(p, field, what string, values []jsonlValue) (ids []int64, names []
 		missing = map[int64]string{code: bundle.NullMark}
 	}
 	return ids, nil, missing, nil
+}
+
+// jsonlLabelLists reads a JSON-lines field whose values are lists as
+// several labels a row (ok; false where no value is a list): lists of
+// names (["joy", "love"]), numbered in their sorted order as a Parquet
+// list column's are, or of integers ([3, 16]), label numbers as they are
+// (a -1 among them a missing label's mark, for -missing-labels); null and
+// [] no label. Lists all of one length C ≥ 2 holding 0s and 1s alone
+// (1.0 and true too), no null among them, are a multi-hot matrix's rows,
+// as Python's ccs.bundle reads M.tolist() and a Parquet column of them:
+// one label a row where each holds one 1. A value that is no list among
+// lists, an item that is neither a name nor an integer, and names and
+// integers mixed are refused naming their lines.
+func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok bool, err error) {
+	first := slices.IndexFunc(values, func(v jsonlValue) bool { return v.kind == 'l' })
+	if first < 0 {
+		return labelsInput{}, false, nil
+	}
+	lists := make([][]any, len(values))
+	var str, num *jsonlValue // the first line listing a name, an integer
+	width, binary, nulls := -1, true, false
+	for i := range values {
+		v := &values[i]
+		switch v.kind {
+		case 'l':
+		case 0:
+			nulls = true
+			continue
+		default:
+			return labelsInput{}, false, fmt.Errorf("%s:%d: %q holds %s, and line %d a list (%s): with several labels a row, every row's a list ([] or null for none)", p, v.line, field, v.typed(), values[first].line, clipJSON(values[first].text))
+		}
+		d := json.NewDecoder(strings.NewReader(v.text))
+		d.UseNumber()
+		if err := d.Decode(&lists[i]); err != nil {
+			return labelsInput{}, false, fmt.Errorf("%s:%d: %q: %v", p, v.line, field, err)
+		}
+		if width == -1 {
+			width = len(lists[i])
+		} else if width != len(lists[i]) {
+			width = -2
+		}
+		for _, x := range lists[i] {
+			switch x := x.(type) {
+			case string:
+				if str == nil {
+					str = v
+				}
+				binary = false
+			case json.Number:
+				if num == nil {
+					num = v
+				}
+				f, err := x.Float64()
+				binary = binary && err == nil && (f == 0 || f == 1)
+			case bool:
+			default:
+				return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s: labels are names or integers", p, v.line, field, clipJSON(jsonText(x)))
+			}
+		}
+	}
+	if binary && width >= 2 && !nulls { // a multi-hot matrix's rows
+		m := make([]int64, 0, len(values)*width)
+		for _, l := range lists {
+			for _, x := range l {
+				m = append(m, bit(x))
+			}
+		}
+		li, err := multiHotLabels(m, width, fmt.Sprintf("%s:%s", p, field))
+		return li, true, err
+	}
+	for i := range values {
+		for _, x := range lists[i] {
+			if _, isBool := x.(bool); isBool {
+				return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %v among lists that are no multi-hot rows (one length, 0s and 1s): labels are names or integers", p, values[i].line, field, x)
+			}
+		}
+	}
+	if str != nil && num != nil {
+		a, b := str, num
+		if b.line < a.line {
+			a, b = b, a
+		}
+		return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, and line %d %s: labels of one kind, integers or names", p, a.line, field, clipJSON(a.text), b.line, clipJSON(b.text))
+	}
+	sets := make([][]int32, len(values))
+	if str != nil {
+		var flat []string
+		for _, l := range lists {
+			for _, x := range l {
+				flat = append(flat, x.(string))
+			}
+		}
+		codes, names := bundle.LabelCodes(flat)
+		k := 0
+		for i, l := range lists {
+			for range l {
+				sets[i] = append(sets[i], int32(codes[k]))
+				k++
+			}
+			slices.Sort(sets[i])
+			sets[i] = slices.Compact(sets[i])
+		}
+		return labelsInput{sets: sets, names: names, strs: true, c: max(2, len(names))}, true, nil
+	}
+	c := 2
+	for i, l := range lists {
+		for _, x := range l {
+			n, err := strconv.ParseInt(x.(json.Number).String(), 10, 32)
+			if err != nil {
+				return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, no integer label ccs can read (label numbers are integers below 2^31; names are strings)", p, values[i].line, field, x)
+			}
+			sets[i] = append(sets[i], int32(n))
+			c = max(c, int(n)+1)
+		}
+		slices.Sort(sets[i])
+		sets[i] = slices.Compact(sets[i])
+	}
+	return labelsInput{sets: sets, c: c, listIDs: true}, true, nil
+}
+
+// bit is a multi-hot row's item, a number exactly 0 or 1 or a boolean,
+// as 0 or 1.
+func bit(x any) int64 {
+	switch x := x.(type) {
+	case bool:
+		if x {
+			return 1
+		}
+	case json.Number:
+		if f, _ := x.Float64(); f == 1 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// clipJSON is a JSON value's text for a message, cut past 60 bytes.
+func clipJSON(v string) string {
+	if len(v) <= 60 {
+		return v
+	}
+	k := 60
+	for k > 0 && !utf8.RuneStart(v[k]) {
+		k--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", v[:k], len(v))
+}
+
+// jsonText writes a decoded JSON value back as JSON, for a message.
+func jsonText(x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
 }
