@@ -259,6 +259,20 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		inputs[role] = bundle.ManifestInput{Path: arg, SHA256: h, Shape: shape}
 		return nil
 	}
+	// The labels are read while the embeddings are, on the cores their
+	// reading leaves: a .gz is decompressed on one, and a table's labels
+	// column in the embeddings' own file is a second pass over it.
+	type labelsRead struct {
+		li  labelsInput
+		err error
+	}
+	labelsDone := make(chan labelsRead, 1)
+	if o.Labels != "" {
+		go func() {
+			li, err := readLabels(o.Labels)
+			labelsDone <- labelsRead{li, err}
+		}()
+	}
 	var in bundle.Inputs
 	var emb, queries *embeddingsFile
 	switch mode {
@@ -361,7 +375,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	var sets [][]int32 // several labels a row: a multi-hot matrix or a list column as -labels
 	if o.Labels != "" {
-		li, err := readLabels(o.Labels)
+		var r labelsRead
+		select {
+		case r = <-labelsDone:
+		case <-ctx.Done(): // Ctrl-C: the read is left to finish, as readEmbeddingsCtx leaves its own
+			return ctx.Err()
+		}
+		li, err := r.li, r.err
 		if err != nil {
 			return err
 		}
