@@ -38,6 +38,8 @@ func inputKind(path string) (string, error) {
 		return ext, nil
 	case ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle":
 		return "", bundle.PickleFile(path)
+	case ".h5ad", ".h5", ".hdf5", ".hdf", ".he5", ".keras", ".mat", ".xlsx", ".xls", ".ods", ".rds", ".rda", ".rdata", ".zarr":
+		return "", fmt.Errorf("%s: %s", path, otherFormat(ext))
 	case ".arrow", ".feather": // read as Parquet is: a table of columns
 		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":
@@ -61,6 +63,26 @@ func inputKind(path string) (string, error) {
 		}
 		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column), a text table, .csv, .tsv or .txt (gzip-compressed too: .csv.gz), or JSON lines, .jsonl (FILE:FIELD picks a field)", path, ext)
 	}
+}
+
+// otherFormat says what a file of a format ccs does not read is, and how
+// to write its arrays in one it reads.
+func otherFormat(ext string) string {
+	switch ext {
+	case ".h5ad":
+		return `an AnnData file (HDF5), which ccs does not read: write its embedding and its labels out — in Python, a = anndata.read_h5ad(PATH); np.save("emb.npy", a.obsm["X_pca"]) (or another obsm key; a.X.toarray() for a sparse matrix of features); a.obs.to_csv("obs.csv") — then -embeddings emb.npy -labels obs.csv:cell_type (a column of a.obs)`
+	case ".h5", ".hdf5", ".hdf", ".he5", ".keras":
+		return `an HDF5 file, which ccs does not read: write the array out — in Python, with h5py.File(PATH) as f: np.save("emb.npy", f["NAME"][:]) (list the names with f.visit(print)) — then -embeddings emb.npy`
+	case ".mat":
+		return `a MATLAB file, which ccs does not read: in MATLAB, writematrix(X, "emb.csv"); or in Python, np.save("emb.npy", scipy.io.loadmat(PATH)["X"]) (h5py for a -v7.3 file) — then -embeddings emb.npy`
+	case ".xlsx", ".xls", ".ods":
+		return `a spreadsheet's workbook, which ccs does not read: save the sheet as CSV (Excel: File › Save As › CSV UTF-8; pandas: pd.read_excel(PATH).to_csv("emb.csv", index=False)) — then -embeddings emb.csv`
+	case ".rds", ".rda", ".rdata":
+		return `an R data file, which ccs does not read: in R, write.csv(x, "emb.csv", row.names = FALSE), or arrow::write_parquet(df, "emb.parquet") — then -embeddings emb.csv`
+	case ".zarr":
+		return `a Zarr store, which ccs does not read: in Python, np.save("emb.npy", zarr.open(PATH)[:]) — then -embeddings emb.npy`
+	}
+	return ""
 }
 
 // textParts refuses a directory of text parts — Spark's df.write.csv or
