@@ -17,6 +17,11 @@ package fastfloat
 
 import "math"
 
+// maxLen is the longest number read here: strconv reads a longer one by
+// its first 800 digits and caps its exponent, which this would not (and
+// no table writes one).
+const maxLen = 64
+
 // pow10 holds the powers of ten float64 represents exactly.
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
@@ -27,6 +32,9 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 // ten e that makes them its value, and whether nonzero digits were left
 // out past those 19 (trunc). ok is false for anything else.
 func decimal(s string) (neg bool, m uint64, e int, trunc, ok bool) {
+	if len(s) > maxLen {
+		return false, 0, 0, false, false
+	}
 	i := 0
 	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
