@@ -983,8 +983,27 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 		}
 		found = found || marks[j]
 	}
-	if !found || mode == MissingClass {
+	if !found {
 		return sets, names, nil
+	}
+	if mode == MissingClass { // a label like any other: a null named "null", in its sorted place
+		if !slices.Contains(names, NullMark) {
+			return sets, names, nil
+		}
+		codes := make([]int64, len(names))
+		for j := range codes {
+			codes[j] = int64(j)
+		}
+		codes, named := NamedNull(codes, names)
+		out := make([][]int32, len(sets))
+		for i, ls := range sets {
+			out[i] = make([]int32, len(ls))
+			for k, l := range ls {
+				out[i][k] = int32(codes[l])
+			}
+			slices.Sort(out[i])
+		}
+		return out, named, nil
 	}
 	if mode == MissingRefused {
 		count := make([]int, len(names))
@@ -998,7 +1017,11 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 		var parts []string
 		for j, c := range count {
 			if c > 0 {
-				parts = append(parts, fmt.Sprintf("%q: %d rows", names[j], c))
+				name := strconv.Quote(names[j])
+				if names[j] == NullMark {
+					name = "null"
+				}
+				parts = append(parts, fmt.Sprintf("%s: %d rows", name, c))
 			}
 		}
 		return nil, nil, fmt.Errorf("%s: several labels a row, and some rows list a value that marks a missing label (%s): shared, it would make those rows one another's positives; -missing-labels drop takes it for no label, left out of the row's labels, class for a label like any other", source, strings.Join(parts, ", "))

@@ -1256,7 +1256,8 @@ func listParts(chunk arrow.Array) (values arrow.Array, offsets func(i int) (int6
 
 // ColumnMultiHot reads a list column of integer lists that are a
 // multi-hot matrix's rows — every row a list of one length c ≥ 2 holding
-// 0s and 1s alone, no null, as a DataFrame of M.tolist() writes one — as
+// 0s and 1s alone, no null among them, as a DataFrame of M.tolist()
+// writes one; a null or empty row a row of no label, zeros — as
 // that (n, c) matrix, row-major; ok is false for any other column, which
 // ColumnLabelSets reads as each row's labels. Such lists are not the
 // labels 0 and 1 of every row: Python's ccs.bundle reads them as the
@@ -1273,16 +1274,20 @@ func ColumnMultiHot(tbl arrow.Table, col int) (m []int64, c int, ok bool) {
 		return nil, 0, false
 	}
 	c = -1
+	var holes []int // rows of no label (a null, an empty list): zeros, filled in once c is known
+	rows := 0
 	for _, chunk := range tbl.Column(col).Data().Chunks() {
 		values, offsets, ok := listParts(chunk)
 		if !ok {
 			return nil, 0, false
 		}
 		for i := range chunk.Len() {
-			if chunk.IsNull(i) {
-				return nil, 0, false
-			}
+			rows++
 			lo, hi := offsets(i)
+			if chunk.IsNull(i) || hi == lo {
+				holes = append(holes, rows-1)
+				continue
+			}
 			if c == -1 {
 				c = int(hi - lo)
 			}
@@ -1311,7 +1316,23 @@ func ColumnMultiHot(tbl arrow.Table, col int) (m []int64, c int, ok bool) {
 			}
 		}
 	}
-	return m, c, c >= 2
+	if c < 2 {
+		return nil, 0, false
+	}
+	if len(holes) > 0 {
+		full := make([]int64, 0, rows*c)
+		for r, h, k := 0, 0, 0; r < rows; r++ {
+			if h < len(holes) && holes[h] == r {
+				full = append(full, make([]int64, c)...)
+				h++
+				continue
+			}
+			full = append(full, m[k*c:(k+1)*c]...)
+			k++
+		}
+		m = full
+	}
+	return m, c, true
 }
 
 // ColumnLabelSets reads column col of tbl (read from path) as several

@@ -1231,3 +1231,47 @@ func TestOwnColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestColumnMultiHotHoles: a list column of a multi-hot matrix's rows in
+// which a row of no label is null or an empty list (as datasets writes a
+// missing entry) is still the matrix, that row zeros — it was read as the
+// labels 0 and 1 of every row — across chunks, the first row a hole too;
+// rows of two lengths are not.
+func TestColumnMultiHotHoles(t *testing.T) {
+	build := func(rows [][]int64) arrow.Table {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "labels", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true}}, nil)
+		var recs []arrow.RecordBatch
+		for half := range 2 { // two chunks
+			b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+			lb := b.Field(0).(*array.ListBuilder)
+			for i, r := range rows {
+				if i%2 != half {
+					continue
+				}
+				if r == nil {
+					lb.AppendNull()
+					continue
+				}
+				lb.Append(true)
+				lb.ValueBuilder().(*array.Int64Builder).AppendValues(r, nil)
+			}
+			recs = append(recs, b.NewRecordBatch())
+			b.Release()
+		}
+		return array.NewTableFromRecords(schema, recs)
+	}
+	rows := [][]int64{nil, {0, 1, 0}, {}, {1, 1, 0}, {0, 0, 1}, nil}
+	tbl := build(rows)
+	defer tbl.Release()
+	m, c, ok := ColumnMultiHot(tbl, 0)
+	// The chunks hold rows 0, 2, 4 then 1, 3, 5.
+	want := []int64{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0}
+	if !ok || c != 3 || !slices.Equal(m, want) {
+		t.Errorf("ColumnMultiHot = %v, %d, %v; want %v, 3, true", m, c, ok, want)
+	}
+	ragged := build([][]int64{{0, 1, 0}, nil, {1, 1}})
+	defer ragged.Release()
+	if _, _, ok := ColumnMultiHot(ragged, 0); ok {
+		t.Error("rows of two lengths read as a matrix")
+	}
+}

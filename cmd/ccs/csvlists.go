@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 // (n, c) matrix, row-major (multiHotLabels reads it), sets nil.
 func csvLabelLists(values []string, source string) (sets [][]int32, names []string, hot []int64, ok bool, err error) {
 	lists := make([][]string, len(values))
+	real, boolean := -1, -1 // the first row listing a number that is no integer literal (0.0, 2.5), True or False
 	seen, bad := false, -1
 	var badErr error
 	for i, v := range values {
@@ -32,11 +34,18 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 			return nil, nil, nil, false, nil
 		}
 		var err error
-		if lists[i], err = listItems(v[1 : len(v)-1]); err != nil {
+		var kinds int
+		if lists[i], kinds, err = listItems(v[1 : len(v)-1]); err != nil {
 			if bad < 0 {
 				bad, badErr = i, err
 			}
 			continue
+		}
+		if kinds&itemReal != 0 && real < 0 {
+			real = i
+		}
+		if kinds&itemBool != 0 && boolean < 0 {
+			boolean = i
 		}
 		seen = true
 	}
@@ -46,39 +55,76 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 	case bad >= 0:
 		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: %v: want a list of labels, such as [\"joy\", \"love\"] or ['joy', 'love']", source, bad, strings.TrimSpace(values[bad]), badErr)
 	}
-	if width := len(lists[0]); width >= 2 {
-		binary := true
-		for i, l := range lists {
-			binary = binary && len(l) == width && strings.TrimSpace(values[i]) != ""
+	bit := func(x string) int64 { // 0 or 1 (0.0, 1e0, True too, as a BCE target or a mask is written), else -1
+		switch f, err := strconv.ParseFloat(x, 64); {
+		case err == nil && f == 0 || x == "False" || x == "false":
+			return 0
+		case err == nil && f == 1 || x == "True" || x == "true":
+			return 1
+		}
+		return -1
+	}
+	width, binary := -1, true
+	for _, l := range lists {
+		switch {
+		case len(l) == 0: // no label ([] or an empty cell): a row of none
+		case width == -1:
+			width = len(l)
+		case width != len(l):
+			binary = false
+		}
+		for _, x := range l {
+			binary = binary && bit(x) >= 0
+		}
+	}
+	if binary && width >= 2 {
+		hot = make([]int64, 0, len(lists)*width)
+		for _, l := range lists {
+			if len(l) == 0 {
+				hot = append(hot, make([]int64, width)...)
+			}
 			for _, x := range l {
-				binary = binary && (x == "0" || x == "1")
+				hot = append(hot, bit(x))
 			}
 		}
-		if binary {
-			hot = make([]int64, 0, len(lists)*width)
-			for _, l := range lists {
-				for _, x := range l {
-					hot = append(hot, int64(x[0]-'0'))
-				}
-			}
-			return nil, nil, hot, true, nil
-		}
+		return nil, nil, hot, true, nil
+	}
+	if boolean >= 0 {
+		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: True or False among lists that are no multi-hot rows (one length, 0s and 1s): labels are names or integers", source, boolean, strings.TrimSpace(values[boolean]))
 	}
 	var flat []string
 	ints := true
 	for _, l := range lists {
 		for _, s := range l {
 			flat = append(flat, s)
-			if _, err := strconv.ParseInt(s, 10, 32); err != nil {
+			if _, ok := listID(s); !ok {
 				ints = false
 			}
 		}
 	}
+	if real >= 0 && !ints { // the first row of a real number that is no integer
+		real = slices.IndexFunc(lists, func(l []string) bool {
+			return slices.ContainsFunc(l, func(s string) bool {
+				_, id := listID(s)
+				_, err := strconv.ParseFloat(s, 64)
+				return !id && err == nil
+			})
+		})
+		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: a number that is no integer, where a list's numbers are label numbers (integers); lists of 0s and 1s of one length a row are a multi-hot matrix's rows", source, real, strings.TrimSpace(values[real]))
+	}
 	var codes []int64
 	if ints {
+		top := 0
 		for _, s := range flat {
-			n, _ := strconv.ParseInt(s, 10, 32)
+			n, _ := listID(s)
 			codes = append(codes, n)
+			top = max(top, int(n))
+		}
+		if top+1 > maxListLabels(len(flat)) {
+			row := slices.IndexFunc(lists, func(l []string) bool {
+				return slices.ContainsFunc(l, func(s string) bool { n, _ := listID(s); return int(n) == top })
+			})
+			return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: the label number %d, far beyond the others' (label numbers are a multi-hot matrix's columns, %d of them here for %d labels listed in all): a typo? ids as large as these are names — write them as strings", source, row, strings.TrimSpace(values[row]), top, top+1, len(flat))
 		}
 	} else {
 		codes, names = bundle.LabelCodes(flat)
@@ -94,6 +140,20 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 		sets[i] = slices.Compact(sets[i])
 	}
 	return sets, names, nil, true, nil
+}
+
+// listID reads a list's item as a label number: an integer below 2^31 in
+// magnitude, written so or as an integer-valued float (3.0, 1e0), as one
+// label a line is read.
+func listID(s string) (int64, bool) {
+	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f >= 1<<31 || f < -(1<<31) || strings.ContainsAny(s, "xXpP_") {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // multiHotLabels reads hot, the rows of a multi-hot matrix of width
@@ -113,10 +173,16 @@ func multiHotLabels(hot []int64, width int, source string) (labelsInput, error) 
 	return labelsInput{ids: ids, names: names}, err
 }
 
+// What listItems found among a list's unquoted items besides integers.
+const (
+	itemReal = 1 << iota // a number written otherwise than as an integer (0.0, 2.5)
+	itemBool             // Python's True or False, JSON's true or false
+)
+
 // listItems splits the inside of a list literal — "'joy', 'love'",
-// "\"joy\", \"love\"", "3, 16" — into its items, unquoted.
-func listItems(s string) ([]string, error) {
-	var items []string
+// "\"joy\", \"love\"", "3, 16" — into its items, unquoted; kinds says
+// what else than integers it holds unquoted (itemReal, itemBool).
+func listItems(s string) (items []string, kinds int, err error) {
 	s = strings.TrimSpace(s)
 	for s != "" {
 		var item string
@@ -130,7 +196,7 @@ func listItems(s string) ([]string, error) {
 				end++
 			}
 			if end >= len(s) {
-				return nil, fmt.Errorf("a quote not closed")
+				return nil, 0, fmt.Errorf("a quote not closed")
 			}
 			item = s[1:end]
 			if q == '"' {
@@ -146,7 +212,14 @@ func listItems(s string) ([]string, error) {
 			}
 			item = strings.TrimSpace(s[:end])
 			if _, err := strconv.ParseInt(item, 10, 32); err != nil {
-				return nil, fmt.Errorf("%q is neither a quoted string nor an integer", item)
+				switch f, ferr := strconv.ParseFloat(item, 64); {
+				case item == "True" || item == "False" || item == "true" || item == "false":
+					kinds |= itemBool
+				case ferr != nil || math.IsInf(f, 0) || f != f:
+					return nil, 0, fmt.Errorf("%q is neither a quoted string nor an integer", item)
+				default:
+					kinds |= itemReal
+				}
 			}
 			s = s[end:]
 		}
@@ -155,11 +228,11 @@ func listItems(s string) ([]string, error) {
 			break
 		}
 		if s[0] != ',' {
-			return nil, fmt.Errorf("%q follows an item, where a comma should", s[:1])
+			return nil, 0, fmt.Errorf("%q follows an item, where a comma should", s[:1])
 		}
 		s = strings.TrimSpace(s[1:])
 	}
-	return items, nil
+	return items, kinds, nil
 }
 
 // namedNegativeIDs names the labels of a CSV column's integer lists (sets,

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -284,7 +285,7 @@ func readEmbeddings(arg string, views bool, others ...otherColumn) (*embeddingsF
 		if views {
 			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
 		}
-		e, note, err := readJSONLEmbeddings(path, name)
+		e, note, err := readJSONLEmbeddings(path, name, others...)
 		if err != nil {
 			return nil, err
 		}
@@ -420,6 +421,12 @@ func readLabels(arg string) (labelsInput, error) {
 					values[i] = names[id]
 				}
 			}
+			if hot, width, ok, err := numberRows(values, arg); ok || err != nil {
+				if err != nil {
+					return labelsInput{}, err
+				}
+				return multiHotLabels(hot, width, arg) // np.savetxt("labels.txt", M)
+			}
 			sets, setNames, hot, ok, err := csvLabelLists(values, arg)
 			switch {
 			case err != nil:
@@ -490,6 +497,47 @@ func readLabels(arg string) (labelsInput, error) {
 	}
 	ids, names, err := bundle.Labels(a, source, "labels")
 	return labelsInput{ids: ids, names: names}, err
+}
+
+// numberRows reads labels read a line each that are lines of numbers —
+// np.savetxt of an (n, C) matrix, blank- or comma-separated — as that
+// matrix where it holds 0s and 1s alone (ok: hot, row-major, and its
+// width); a matrix of other numbers is refused, naming its first line
+// that holds one; ok is false for anything else (one label a line).
+func numberRows(values []string, source string) (hot []int64, width int, ok bool, err error) {
+	split := func(v string) []string {
+		return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	}
+	width = -1
+	for _, v := range values {
+		f := split(v)
+		if width == -1 {
+			width = len(f)
+		}
+		if len(f) != width || width < 2 {
+			return nil, 0, false, nil
+		}
+		for _, x := range f {
+			if _, err := strconv.ParseFloat(x, 64); err != nil {
+				return nil, 0, false, nil
+			}
+		}
+	}
+	if width < 2 {
+		return nil, 0, false, nil
+	}
+	hot = make([]int64, 0, len(values)*width)
+	for i, v := range values {
+		for _, x := range split(v) {
+			switch f, _ := strconv.ParseFloat(x, 64); f {
+			case 0, 1:
+				hot = append(hot, int64(f))
+			default:
+				return nil, 0, false, fmt.Errorf("%s: every line holds %d numbers, a matrix, and row %d holds %s: labels are one a line (a name or an integer), or a multi-hot matrix of 0s and 1s, a row's labels its columns of 1", source, width, i, x)
+			}
+		}
+	}
+	return hot, width, true, nil
 }
 
 // readNamedIDs reads one label a row, as readIDs does, but names the
@@ -891,10 +939,19 @@ func idsOfText(lines []string, path, what string) ([]int64, []string, map[int64]
 }
 
 // integerText reads an integer, or an integer-valued float written with a
-// decimal point and zeros ("3.0", "-12.00").
+// decimal point and zeros ("3.0", "-12.00") or in NumPy's savetxt's
+// default form ("9.000000000000000000e+00", as it writes an integer
+// array), below 2^53.
 func integerText(s string) (int64, bool) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return v, true
+	}
+	if strings.ContainsAny(s, "eE") && !strings.ContainsAny(s, "xXpP_") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+			return 0, false
+		}
+		return int64(f), true
 	}
 	i := strings.IndexByte(s, '.')
 	if i <= 0 || strings.Trim(s[i+1:], "0") != "" {

@@ -71,6 +71,8 @@ func parseJSONLine(p string, line int, b []byte) (jsonlRecord, error) {
 		hint = ": a line ending in a comma or a bracket — a JSON array's elements, one a line? JSON lines hold one object a line, nothing between (pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
 	case bytes.Contains(t, []byte("}{")) || bytes.Contains(t, []byte("} {")):
 		hint = ": objects one after another on a line — JSON lines hold one object a line (write \"\\n\" after each)"
+	case line > 1 && len(t) > 1 && t[0] == '{' && !bytes.HasSuffix(t, []byte("}")):
+		hint = ": the line ends before its object does — a file cut short (an export, a download or a copy stopped before its end; the lines above it read): write or copy it again (or, where an object goes on over lines, write one object a line)"
 	case bytes.Equal(t, []byte("{")) || len(t) > 0 && t[0] == '{' && !bytes.HasSuffix(t, []byte("}")):
 		hint = ": an object over several lines — a JSON file, not JSON lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
 	case len(t) > 0 && t[0] == '[':
@@ -245,7 +247,11 @@ func cutLines(b []byte) int {
 // of the first line that holds a list of numbers — as float32, in blocks
 // on every core. A line without it, or with another length, null, a
 // string, or a number float32 cannot hold is refused naming its line.
-func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err error) {
+//
+// A field another flag names in the same file (-labels emb.jsonl:labels,
+// or -labels emb.jsonl, the field label or labels) is that flag's: no
+// embedding, said so in the note.
+func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embeddings, note string, err error) {
 	r, c, err := openText(p)
 	if err != nil {
 		return e, "", err
@@ -256,11 +262,28 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 	if err != nil {
 		return e, "", err
 	}
+	flagOf := func(key string) string { // the flag whose field key is, or ""
+		for _, o := range others {
+			names := o.names
+			if o.column != "" {
+				names = []string{o.column}
+			}
+			if slices.Contains(names, key) {
+				return o.flag
+			}
+		}
+		return ""
+	}
 	if field == "" {
 		var lists []string
+		longest := 0
 		for _, m := range first {
-			if v, ok := jsonscan.Floats[float64](nil, m.Value); ok && len(v) > 0 {
+			if v, ok := jsonscan.Floats[float64](nil, m.Value); ok && len(v) > 0 && flagOf(m.Key) == "" {
 				lists = append(lists, m.Key)
+				if len(v) > longest {
+					longest = len(v)
+					lists[0], lists[len(lists)-1] = lists[len(lists)-1], lists[0] // the longest first: the likelier embedding
+				}
 			}
 		}
 		if len(lists) == 0 && pandasColumns(first) {
@@ -281,7 +304,7 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 		case 1:
 			field = lists[0]
 		default:
-			return e, "", fmt.Errorf("%s:%d: %s each hold a list of numbers: which is the embedding? name it, %s:%s", p, line, strings.Join(lists, " and "), p, lists[0])
+			return e, "", fmt.Errorf("%s:%d: %s each hold a list of numbers: which is the embedding? name it, %s:%s", p, line, strings.Join(sortedKeys(first, lists), " and "), p, lists[0])
 		}
 	}
 	path := strings.Split(field, ".")
@@ -365,7 +388,11 @@ func readJSONLEmbeddings(p, field string) (e bundle.Embeddings, note string, err
 	}
 	var left []string
 	for _, k := range first.keys() {
-		if k != top {
+		switch flag := flagOf(k); {
+		case k == top:
+		case flag != "":
+			left = append(left, fmt.Sprintf("%q (%s)", k, flag))
+		default:
 			left = append(left, strconv.Quote(k))
 		}
 	}
@@ -585,28 +612,31 @@ func jsonlIDs(p, field, what string, values []jsonlValue) (ids []int64, names []
 // jsonlLabelLists reads a JSON-lines field whose values are lists as
 // several labels a row (ok; false where no value is a list): lists of
 // names (["joy", "love"]), numbered in their sorted order as a Parquet
-// list column's are, or of integers ([3, 16]), label numbers as they are
-// (a -1 among them a missing label's mark, for -missing-labels); null and
-// [] no label. Lists all of one length C ≥ 2 holding 0s and 1s alone
-// (1.0 and true too), no null among them, are a multi-hot matrix's rows,
-// as Python's ccs.bundle reads M.tolist() and a Parquet column of them:
-// one label a row where each holds one 1. A value that is no list among
-// lists, an item that is neither a name nor an integer, and names and
-// integers mixed are refused naming their lines.
+// list column's are, or of integers ([3, 16]; 3.0 and 1e0 too, as one
+// label a row reads them), label numbers as they are (a -1 among them a
+// missing label's mark, for -missing-labels); null and [] no label; a
+// null among names or numbers a missing label's mark too (-missing-labels
+// drop leaves it out). Lists all of one length C ≥ 2 holding 0s and 1s
+// alone (1.0 and true too) — null and [] rows none of the C labels — are
+// a multi-hot matrix's rows, as Python's ccs.bundle reads M.tolist() and
+// a Parquet column of them: one label a row where each holds one 1. A
+// value that is no list among lists, an item that is neither a name nor
+// an integer, names and integers mixed, and a label number far beyond
+// the labels a matrix of these rows could have are refused naming their
+// lines.
 func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok bool, err error) {
 	first := slices.IndexFunc(values, func(v jsonlValue) bool { return v.kind == 'l' })
 	if first < 0 {
 		return labelsInput{}, false, nil
 	}
 	lists := make([][]any, len(values))
-	var str, num *jsonlValue // the first line listing a name, an integer
-	width, binary, nulls := -1, true, false
+	var str, num *jsonlValue // the first line listing a name, a number
+	width, binary := -1, true
 	for i := range values {
 		v := &values[i]
 		switch v.kind {
 		case 'l':
 		case 0:
-			nulls = true
 			continue
 		default:
 			return labelsInput{}, false, fmt.Errorf("%s:%d: %q holds %s, and line %d a list (%s): with several labels a row, every row's a list ([] or null for none)", p, v.line, field, v.typed(), values[first].line, clipJSON(values[first].text))
@@ -616,9 +646,11 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		if err := d.Decode(&lists[i]); err != nil {
 			return labelsInput{}, false, fmt.Errorf("%s:%d: %q: %v", p, v.line, field, err)
 		}
-		if width == -1 {
+		switch {
+		case len(lists[i]) == 0: // no label: a multi-hot row of none too
+		case width == -1:
 			width = len(lists[i])
-		} else if width != len(lists[i]) {
+		case width != len(lists[i]):
 			width = -2
 		}
 		for _, x := range lists[i] {
@@ -635,14 +667,19 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 				f, err := x.Float64()
 				binary = binary && err == nil && (f == 0 || f == 1)
 			case bool:
+			case nil: // a missing label's mark
+				binary = false
 			default:
 				return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s: labels are names or integers", p, v.line, field, clipJSON(jsonText(x)))
 			}
 		}
 	}
-	if binary && width >= 2 && !nulls { // a multi-hot matrix's rows
+	if binary && width >= 2 { // a multi-hot matrix's rows
 		m := make([]int64, 0, len(values)*width)
 		for _, l := range lists {
+			if len(l) == 0 {
+				m = append(m, make([]int64, width)...)
+			}
 			for _, x := range l {
 				m = append(m, bit(x))
 			}
@@ -662,6 +699,9 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		if b.line < a.line {
 			a, b = b, a
 		}
+		if a == b {
+			return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, names and numbers: labels of one kind, integers or names", p, a.line, field, clipJSON(a.text))
+		}
 		return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, and line %d %s: labels of one kind, integers or names", p, a.line, field, clipJSON(a.text), b.line, clipJSON(b.text))
 	}
 	sets := make([][]int32, len(values))
@@ -669,7 +709,11 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		var flat []string
 		for _, l := range lists {
 			for _, x := range l {
-				flat = append(flat, x.(string))
+				name, _ := x.(string)
+				if x == nil {
+					name = bundle.NullMark // -missing-labels's to read
+				}
+				flat = append(flat, name)
 			}
 		}
 		codes, names := bundle.LabelCodes(flat)
@@ -684,20 +728,47 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		}
 		return labelsInput{sets: sets, names: names, strs: true, c: max(2, len(names))}, true, nil
 	}
-	c := 2
+	c, items, top := 2, 0, -1 // top: the row listing the highest number
 	for i, l := range lists {
 		for _, x := range l {
-			n, err := strconv.ParseInt(x.(json.Number).String(), 10, 32)
-			if err != nil {
-				return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, no integer label ccs can read (label numbers are integers below 2^31; names are strings)", p, values[i].line, field, x)
+			n := int64(-1) // null: a missing label's mark, as Hugging Face's -1
+			if x != nil {
+				f, err := x.(json.Number).Float64()
+				if err != nil || f != math.Trunc(f) || f >= 1<<31 || f < -(1<<31) {
+					return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, which is no label number: label numbers are integers below 2^31, names strings; lists of 0s and 1s of one length a row are a multi-hot matrix's rows", p, values[i].line, field, x)
+				}
+				n = int64(f)
 			}
 			sets[i] = append(sets[i], int32(n))
-			c = max(c, int(n)+1)
+			if int(n)+1 > c {
+				c, top = int(n)+1, i
+			}
+			items++
 		}
 		slices.Sort(sets[i])
 		sets[i] = slices.Compact(sets[i])
 	}
+	if c > maxListLabels(items) {
+		return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %d, a label number far beyond the others' (label numbers are a multi-hot matrix's columns, %d of them here for %d labels listed in all): a typo? ids as large as these are names — write them as strings", p, values[top].line, field, c-1, c, items)
+	}
 	return labelsInput{sets: sets, c: c, listIDs: true}, true, nil
+}
+
+// maxListLabels is the most label numbers lists of items labels in all
+// may span: a label number is a column of the multi-hot matrix bundle
+// sizes its tables by, and one typo of 2·10^9 asked for 48 GB. Extreme
+// multi-label data (670 000 labels over 500 000 rows) stays far inside.
+func maxListLabels(items int) int { return max(1<<16, 16*items) }
+
+// sortedKeys is keys in the order of rec's members.
+func sortedKeys(rec jsonlRecord, keys []string) []string {
+	var out []string
+	for _, k := range rec.keys() {
+		if slices.Contains(keys, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // bit is a multi-hot row's item, a number exactly 0 or 1 or a boolean,

@@ -116,9 +116,9 @@ func TestBundleJSONLLabelLists(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"scalar.jsonl", `scalar.jsonl:8: "labels" holds the string "joy", and line 1 a list (["joy"]): with several labels a row, every row's a list ([] or null for none)`},
 		{"mixed.jsonl", `mixed.jsonl:1: "labels" lists ["joy"], and line 10 [3]: labels of one kind, integers or names`},
-		{"real.jsonl", `real.jsonl:6: "labels" lists 2.5, no integer label ccs can read`},
+		{"real.jsonl", `real.jsonl:6: "labels" lists 2.5, which is no label number: label numbers are integers below 2^31, names strings`},
 		{"nested.jsonl", `nested.jsonl:5: "labels" lists ["joy"]: labels are names or integers`},
-		{"nullitem.jsonl", `nullitem.jsonl:7: "labels" lists null: labels are names or integers`},
+		{"nullitem.jsonl", `nullitem.jsonl: several labels a row, and some rows list a value that marks a missing label (null: 1 rows): shared, it would make those rows one another's positives; -missing-labels drop`},
 		{"bools.jsonl", `bools.jsonl:9: "labels" lists true among lists that are no multi-hot rows`},
 	} {
 		err := bundleOf(p(c.name), "", "out-"+c.name)
@@ -174,6 +174,38 @@ func TestBundleCSVMultiHotLists(t *testing.T) {
 	ragged := strings.Replace(b.String(), "\n0,\"[", "\n0,\"[1, ", 1)
 	if err := os.WriteFile(p("ragged.csv"), []byte(ragged), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// Float multi-hot rows (a BCE target), as pandas writes them: the matrix.
+	if err := os.WriteFile(p("hotf.csv"), []byte(strings.NewReplacer("0,", "0.0,", "1,", "1.0,", "0]", "0.0]", "1]", "1.0]").Replace(b.String())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundleOf(p("hotf.csv")+":labels", "hotf"); err != nil {
+		t.Fatalf("float multi-hot lists: %v", err)
+	}
+	for _, split := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+		x, _ := os.ReadFile(p("matrix/" + split + ".npz"))
+		y, err := os.ReadFile(p("hotf/" + split + ".npz"))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("float rows: %s.npz differs from the matrix's (%v)", split, err)
+		}
+	}
+	// Label numbers written as floats (a float tensor's .tolist()), of
+	// several lengths: the integers, as one label a line reads 3.0; 2.5
+	// refused, saying why.
+	for name, text := range map[string]string{"ids.csv": "labels\n\"[3, 1]\"\n\"[2]\"\n", "fids.csv": "labels\n\"[3.0, 1e0]\"\n\"[2.0]\"\n", "rids.csv": "labels\n\"[3.0, 1.0]\"\n\"[2.5]\"\n"} {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := readLabels(p("ids.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readLabels(p("fids.csv")); err != nil || fmt.Sprint(got.sets, got.c) != fmt.Sprint(want.sets, want.c) || want.c != 4 {
+		t.Errorf("float ids: %v, %v %d; want %v %d", err, got.sets, got.c, want.sets, want.c)
+	}
+	if _, err := readLabels(p("rids.csv")); err == nil || !strings.Contains(err.Error(), "rids.csv: row 1, [2.5]: a number that is no integer, where a list's numbers are label numbers") {
+		t.Errorf("2.5 among ids: %v", err)
 	}
 	if _, err := bundleOf(p("ragged.csv")+":labels", "ragged"); err == nil || !strings.Contains(err.Error(), `label 4 is not`) || !strings.Contains(err.Error(), "(0 to 1)") {
 		t.Errorf("lists of two lengths: %v; want the labels 0 and 1, where 4 is none", err)

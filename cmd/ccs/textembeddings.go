@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
@@ -46,7 +47,7 @@ func openText(p string) (io.Reader, io.Closer, error) {
 			f.Close()
 			return nil, nil, fmt.Errorf("%s: not gzip-compressed: %w", p, err)
 		}
-		r = z
+		r = gzipText{z}
 	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
@@ -54,6 +55,32 @@ func openText(p string) (io.Reader, io.Closer, error) {
 	}
 	return br, f, nil
 }
+
+// gzipText is a .gz's text, whose faults say what they mean: gzip's own
+// "unexpected EOF" named no gzip and no truncation.
+type gzipText struct{ z *gzip.Reader }
+
+func (g gzipText) Read(b []byte) (int, error) {
+	n, err := g.z.Read(b)
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = gzipFault{"the gzip stream stops before its end: the file is cut short (a download, a copy or the compression stopped; gzip -t says so) — write or copy it again", err}
+	case errors.Is(err, gzip.ErrChecksum) || errors.As(err, &corrupt):
+		err = gzipFault{fmt.Sprintf("the gzip data is damaged (%v; gzip -t says so) — write or copy it again", err), err}
+	}
+	return n, err
+}
+
+// gzipFault is a fault of a .gz, said as what it means; it unwraps to
+// gzip's own error.
+type gzipFault struct {
+	msg string
+	err error
+}
+
+func (f gzipFault) Error() string { return f.msg }
+func (f gzipFault) Unwrap() error { return f.err }
 
 // naValue says whether a field of a table of numbers marks a missing
 // value, as pandas, R and spreadsheets write one.

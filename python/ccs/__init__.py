@@ -364,17 +364,22 @@ def _multi_hot(rows, missing_labels="error"):
     (a lone string or integer is one label; None or NaN, none) — as the
     multi-hot (n, C) matrix of 0s and 1s the engine reads as label sets,
     the labels' columns in sorted order. Rows of one length C >= 2 holding
-    0s and 1s alone are a multi-hot matrix's rows (M.tolist(), list(M)),
-    taken as that matrix; lists of one label each are those labels, one a
-    row (classes). A label that marks a missing one (-1, "Unknown")
+    0s and 1s alone (bool, or floats exactly 0 and 1, as a BCE target's)
+    are a multi-hot matrix's rows (M.tolist(), list(M)), taken as that
+    matrix, a row that is None, NaN or empty among them a row of no label;
+    lists of one label each are those labels, one a row (classes). A label that marks a missing one (-1, "Unknown")
     is refused, or, by missing_labels, no label ("drop") or a label
     ("class"), as ccs bundle takes a list column's."""
     rows = list(rows)
-    if rows and all(isinstance(v, (list, tuple, np.ndarray)) for v in rows):
-        width = {len(v) for v in rows}
-        if len(width) == 1 and width.pop() >= 2 and all(
-                isinstance(x, (int, np.integer, bool, np.bool_)) and x in (0, 1) for v in rows for x in v):
-            return np.array([[int(x) for x in v] for v in rows], dtype=np.int64)
+    seq = (list, tuple, np.ndarray)
+    full = [v for v in rows if isinstance(v, seq) and len(v) > 0]
+    if full and all(isinstance(v, seq) or _missing(v) for v in rows):
+        width = {len(v) for v in full}
+        bit = (int, np.integer, bool, np.bool_, float, np.floating)
+        if len(width) == 1 and (c := width.pop()) >= 2 and all(
+                isinstance(x, bit) and x in (0, 1) for v in full for x in v):
+            return np.array([[int(x) for x in v] if isinstance(v, seq) and len(v) > 0 else [0] * c for v in rows],
+                            dtype=np.int64)
     sets, holed = [], []  # holed: the rows whose list holds a None or NaN
     for i, v in enumerate(rows):
         if _missing(v):

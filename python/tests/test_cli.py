@@ -2440,8 +2440,8 @@ def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
 
 def test_bundle_label_lists_as_given(tmp_path):
     """Lists of labels as people hold them: a multi-hot matrix's rows as
-    lists (M.tolist(), list(M)) are that matrix, not lists of the labels 0
-    and 1; a list's value that marks a missing label (-1, "Unknown") is
+    lists (M.tolist(), list(M), floats, None or [] for a row of none) are
+    that matrix, not lists of the labels 0 and 1; a list's value that marks a missing label (-1, "Unknown") is
     refused by default, is no label with missing_labels="drop" (the bundles
     of the lists without it) and a label with "class", as ccs bundle takes a
     list column's."""
@@ -2453,7 +2453,12 @@ def test_bundle_label_lists_as_given(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ccs.CCSWarning)  # rows of no label; random rows
         ccs.bundle(x, m, out=tmp_path / "matrix", **kw)
-        for name, labels in [("tolist", m.tolist()), ("rows", list(m)), ("bool rows", m.astype(bool).tolist())]:
+        # Rows of no label as None or [] (a missing entry), and as a BCE
+        # target's floats: the matrix still (they were the labels 0 and 1).
+        holed = [None if not r.any() and i % 2 else ([] if not r.any() else r.tolist()) for i, r in enumerate(m)]
+        assert any(r is None for r in holed) and any(r == [] for r in holed)
+        for name, labels in [("tolist", m.tolist()), ("rows", list(m)), ("bool rows", m.astype(bool).tolist()),
+                             ("float rows", m.astype(np.float32).tolist()), ("holes", holed)]:
             ccs.bundle(x, labels, out=tmp_path / name, **kw)
             for split in ("fit", "val", "cal", "test"):
                 assert (tmp_path / name / f"{split}.npz").read_bytes() == (tmp_path / "matrix" / f"{split}.npz").read_bytes(), (name, split)

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSavetxtLabels: labels NumPy's savetxt wrote in its default %.18e —
+// class ids (np.savetxt("y.txt", y) of an integer array writes
+// "9.000000000000000000e+00") and a multi-hot matrix's rows — are read as
+// what they are: the ids' bundles those of the integers written as such,
+// -ood-classes 9 class 9 (they were names in code-point order: class 10
+// label 2, and 9 no label); the matrix's its .npy's. A matrix of other
+// numbers is refused as no labels.
+func TestSavetxtLabels(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, c = 400, 5
+	m := multiLabelOOD(t, dir, 6, n, 4, c, 6)
+	var ids, idsE, hot, bad strings.Builder
+	for i := range n {
+		y := i % 12
+		fmt.Fprintf(&ids, "%d\n", y)
+		idsE.WriteString(strconv.FormatFloat(float64(y), 'e', 18, 64) + "\n")
+		var h []string
+		for j := range c {
+			h = append(h, strconv.FormatFloat(float64(m[i*c+j]), 'e', 18, 64))
+		}
+		hot.WriteString(strings.Join(h, " ") + "\n")
+		h[2] = "2.000000000000000000e+00"
+		bad.WriteString(strings.Join(h, " ") + "\n")
+	}
+	for name, text := range map[string]string{"ids.txt": ids.String(), "idsE.txt": idsE.String(), "hot.txt": hot.String(), "bad.txt": bad.String()} {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bundleOf := func(labels, ood, out string) error {
+		return run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", labels, "-ood-classes", ood, "-ood-cal-share", "0.1",
+			"-k", "3", "-kneg", "5", "-allow-fewer", "-out", p(out)})
+	}
+	same := func(what, a, b string) {
+		t.Helper()
+		for _, split := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+			x, _ := os.ReadFile(p(a + "/" + split + ".npz"))
+			y, err := os.ReadFile(p(b + "/" + split + ".npz"))
+			if err != nil || !bytes.Equal(x, y) {
+				t.Errorf("%s: %s.npz differs from %s's (%v)", what, split, a, err)
+			}
+		}
+	}
+	for _, c := range []struct{ labels, ood, out string }{
+		{p("ids.txt"), "9", "ids"}, {p("idsE.txt"), "9", "idsE"}, {p("m.npy"), "4", "matrix"}, {p("hot.txt"), "4", "hot"},
+	} {
+		if err := bundleOf(c.labels, c.ood, c.out); err != nil {
+			t.Fatalf("%s: %v", c.labels, err)
+		}
+	}
+	same("class ids as %.18e", "ids", "idsE")
+	same("a multi-hot matrix as %.18e", "matrix", "hot")
+	err := bundleOf(p("bad.txt"), "4", "bad")
+	if want := "bad.txt: every line holds 5 numbers, a matrix, and row 0 holds 2.000000000000000000e+00: labels are one a line"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a matrix of other numbers: %v\nwant …%s…", err, want)
+	}
+}
