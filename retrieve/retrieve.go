@@ -251,6 +251,30 @@ var tables atomic.Pointer[func(path, column, ids string) (*Collection, error)]
 // package registers its scheme (Register).
 func RegisterTables(read func(path, column, ids string) (*Collection, error)) { tables.Store(&read) }
 
+// texts reads text tables and JSON lines for ReadCollection (RegisterText).
+var texts atomic.Pointer[func(path, name, ids string) (*Collection, error)]
+
+// RegisterText makes ReadCollection (and Open) read text tables and JSON
+// lines (.csv, .tsv, .txt, .jsonl, .ndjson, .json, gzip-compressed too)
+// by read, given the path, the embedding's column or field and the ids'
+// ("" to choose): what the ccs command does, whose readers of a user's
+// text they are.
+func RegisterText(read func(path, name, ids string) (*Collection, error)) { texts.Store(&read) }
+
+// textFile says whether path names a text table or JSON lines, by its
+// extension (past a .gz).
+func textFile(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".gz" {
+		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(path, filepath.Ext(path))))
+	}
+	switch ext {
+	case ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json":
+		return true
+	}
+	return false
+}
+
 // ReadCollection reads a collection file: a Parquet or Arrow table (where
 // package table is imported: RegisterTables), a NumPy array (.npy,
 // float32 (n, d), ids the row numbers) or an .npz archive: the embeddings
@@ -264,6 +288,8 @@ func RegisterTables(read func(path, column, ids string) (*Collection, error)) { 
 // bundle's -embeddings takes them. A suffix ?ids=NAME (or ?id=NAME)
 // names the ids' array, tensor or column instead of "ids" (a table's
 // "id", "ids" or "_id"): corpus.parquet?ids=doc_id, emb.npz:vectors?ids=keys.
+// A text table or JSON lines is read where a reader is registered
+// (RegisterText: the ccs command's).
 func ReadCollection(spec string) (*Collection, error) {
 	spec, idName, err := splitIDs(spec)
 	if err != nil {
@@ -278,6 +304,14 @@ func ReadCollection(spec string) (*Collection, error) {
 	}
 	if err := bundle.PickleFile(path); err != nil {
 		return nil, err
+	}
+	if textFile(path) {
+		if read := texts.Load(); read != nil {
+			return (*read)(path, name, idName)
+		}
+		if ext := strings.ToLower(filepath.Ext(path)); ext != ".txt" { // a .txt of ids is told below
+			return nil, fmt.Errorf("%s: a text table or JSON lines, which the ccs command reads as a collection (-db) and this program does not: write the embeddings as an .npy (np.save) or a Parquet table", path)
+		}
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".npy" {

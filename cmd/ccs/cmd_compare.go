@@ -52,7 +52,7 @@ func compareCommand() *command {
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
 			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "with -calibration class, keep a class with too few calibration anchors for α as a whole-space set (threshold +Inf, warned of) instead of refusing: ccs calibrate -allow-infinite")
 			fs.BoolVar(&o.Shift, "shift", false, "centre every row's sets at anchor + the fit split's mean offset of positive − anchor (ccs calibrate -shift, ccs fit -shift): for anchors and positives from two encoders")
-			o.sizeFlags.add(fs, "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus",
+			o.sizeFlags.add(fs, "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet, a text table or JSON lines …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus",
 				"the Size column searches around the test split's first `N` anchors (0: all)")
 			recipe := recipeOption(fs, "embedding", "compare", &o.Recipe)
 			return func() error {

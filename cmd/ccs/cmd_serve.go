@@ -60,7 +60,7 @@ func serveCommand() *command {
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
 			fs.Var(o.Sets, "set", "a fitted set to serve, `NAME=FILE.json`; repeat for several")
-			fs.Var(o.Collections, "db", "an embedding collection for retrieval, `NAME=FILE` (.npz or .safetensors: \"embeddings\" or \"anchors\", \"ids\" or \"index\"; .npy; .parquet: a \"id\", \"ids\" or \"_id\" column), FILE?ids=COLUMN for ids of another name (corpus.parquet?ids=doc_id), or NAME=clickhouse://HOST:PORT/DB.TABLE; repeat for several")
+			fs.Var(o.Collections, "db", "an embedding collection for retrieval, `NAME=FILE` (.npz or .safetensors: \"embeddings\" or \"anchors\", \"ids\" or \"index\"; .npy; .parquet: a \"id\", \"ids\" or \"_id\" column; a text table or JSON lines, as ccs bundle's -embeddings), FILE?ids=COLUMN for ids of another name (corpus.parquet?ids=doc_id), or NAME=clickhouse://HOST:PORT/DB.TABLE; repeat for several")
 			fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "`address` to listen on")
 			fs.Int64Var(&o.MaxBody, "max-body", 32<<20, "largest request body in `bytes`")
 			fs.IntVar(&o.MaxPoints, "max-points", 100_000, "most points per request")

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// TestTextCollection: -db reads a text table or JSON lines as -embeddings
+// does — a user who bundled from datasets' to_json has no .npy to give
+// compare's, evaluate's, retrieve's and serve's -db — with the hits, row
+// for row and score for score, of the same rows in an .npz; ?ids=NAME
+// names a column of integer ids (the hits' ids) or of strings (their
+// keys), left out of the embedding.
+func TestTextCollection(t *testing.T) {
+	dir := t.TempDir()
+	set := calibratedBall(t, dir)
+	db := filepath.Join(dir, "test.npz")
+	b, err := bundle.Read(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv, jsonl strings.Builder
+	csv.WriteString("doc,name")
+	for j := range b.D {
+		fmt.Fprintf(&csv, ",dim_%d", j)
+	}
+	csv.WriteString("\n")
+	for i := range b.N {
+		row := b.Anchors[i*b.D : (i+1)*b.D]
+		fmt.Fprintf(&csv, "%d,passage-%03d", 1000+i, i)
+		for _, x := range row {
+			csv.WriteString("," + strconv.FormatFloat(float64(x), 'g', -1, 32))
+		}
+		csv.WriteString("\n")
+		e, _ := json.Marshal(row)
+		fmt.Fprintf(&jsonl, `{"doc": %d, "name": "passage-%03d", "embedding": %s}`+"\n", 1000+i, i, e)
+	}
+	for name, text := range map[string]string{"docs.csv": csv.String(), "docs.jsonl": jsonl.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type hit struct {
+		ID    int64   `json:"id"`
+		Key   *string `json:"key"`
+		Row   int     `json:"row"`
+		Score float64 `json:"score"`
+	}
+	retrieve := func(dbArg string) []hit {
+		t.Helper()
+		out, err := ccs("retrieve", "-set", set, "-anchor-index", "3", "-json", "-db", dbArg)
+		if err != nil {
+			t.Fatalf("-db %s: %v", dbArg, err)
+		}
+		var doc struct{ Hits []hit }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Hits
+	}
+	plain := retrieve(db)
+	if len(plain) < 2 {
+		t.Fatalf("%d hits: want a few", len(plain))
+	}
+	for _, c := range []struct {
+		db   string
+		ids  func(row int) (int64, string) // the hit's id and key
+		keys bool
+	}{
+		{filepath.Join(dir, "docs.jsonl") + ":embedding", func(r int) (int64, string) { return int64(r), "" }, false},
+		{filepath.Join(dir, "docs.jsonl") + "?ids=doc", func(r int) (int64, string) { return int64(1000 + r), "" }, false},
+		{filepath.Join(dir, "docs.jsonl") + "?ids=name", func(r int) (int64, string) { return int64(r), fmt.Sprintf("passage-%03d", r) }, true},
+		{filepath.Join(dir, "docs.csv") + "?ids=doc", func(r int) (int64, string) { return int64(1000 + r), "" }, false},
+		{filepath.Join(dir, "docs.csv") + ":dim_*?ids=name", func(r int) (int64, string) { return int64(r), fmt.Sprintf("passage-%03d", r) }, true},
+	} {
+		got := retrieve(c.db)
+		if len(got) != len(plain) {
+			t.Fatalf("-db %s: %d hits, the .npz's %d", c.db, len(got), len(plain))
+		}
+		for i, h := range got {
+			p := plain[i]
+			id, key := c.ids(p.Row)
+			if h.Row != p.Row || h.Score != p.Score || h.ID != id || (h.Key != nil) != c.keys || c.keys && *h.Key != key {
+				t.Errorf("-db %s: hit %d: %+v (key %v); want the .npz's row %d, score %v, id %d, key %q", c.db, i, h, deref(h.Key), p.Row, p.Score, id, key)
+			}
+		}
+	}
+	if _, err := ccs("retrieve", "-set", set, "-anchor-index", "3", "-db", filepath.Join(dir, "docs.csv")+":dim_*?ids=nope"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("?ids= a column not there: %v", err)
+	}
+}
