@@ -72,7 +72,7 @@ func SetLabelsNamed(classes, names []string, c int) ([]int64, error) {
 			v, err := strconv.ParseInt(s, 10, 64)
 			switch {
 			case err != nil:
-				return nil, fmt.Errorf("%q is not an integer label (a multi-hot matrix's labels are its columns, 0 to %d): give its column's number (list(mlb.classes_).index(%q), mlb the MultiLabelBinarizer), name the matrix's columns (-label-names FILE; label_names=mlb.classes_ in Python), or give the labels as lists of names — a CSV or Parquet column of lists, or lists in Python — to name them", s, c-1, s)
+				return nil, fmt.Errorf("%q is not an integer label (a multi-hot matrix's labels are its columns, 0 to %d): give its column's number (list(mlb.classes_).index(%q), mlb the MultiLabelBinarizer), name the matrix's columns (-label-names FILE; label_names=mlb.classes_ in Python), or give the labels as lists of names — a CSV or Parquet column of lists, a JSON-lines field of lists, or lists in Python — to name them", s, c-1, s)
 			case v < 0 || v >= int64(c):
 				return nil, fmt.Errorf("label %d is not a column of the multi-hot matrix (0 to %d)", v, c-1)
 			}

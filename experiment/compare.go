@@ -983,19 +983,22 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	// A figure every seed gave alike (a baseline on label bundles, whose
 	// calibration takes no draw) has no ± — "± 0.0" would read as a
 	// certainty the seeds do not measure —, and a note says so.
+	// So has one whose spread rounds to 0 at the digits shown ("86.5 ±
+	// 0.0%" beside a footnote saying such figures have none).
 	same := false
-	alike := func(s *eval.Summary) bool {
-		if t.Seeds > 1 && s.Std == 0 {
+	alike := func(s *eval.Summary, digits int) bool {
+		zero := s.Std < 0.5*math.Pow(10, -float64(digits))
+		if t.Seeds > 1 && zero {
 			same = true
 		}
-		return t.Seeds == 1 || s.Std == 0
+		return t.Seeds == 1 || zero
 	}
 	pct := func(s *eval.Summary) string {
 		if s == nil {
 			return "—"
 		}
 		p := percentPrecision(s.Mean)
-		if alike(s) {
+		if alike(s, p) {
 			return fmt.Sprintf("%.*f%%", p, s.Mean)
 		}
 		return fmt.Sprintf("%.*f ± %.*f%%", p, s.Mean, p, s.Std)
@@ -1003,7 +1006,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	grid := [][]string{head}
 	for _, r := range t.Rows {
 		logVol := fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)
-		if alike(&r.LogVolPerDim) {
+		if alike(&r.LogVolPerDim, 2) {
 			logVol = fmt.Sprintf("%.2f", r.LogVolPerDim.Mean)
 		}
 		cells := []string{r.Method, pct(&r.Coverage), pct(&r.Exclusion), logVol}
@@ -1011,7 +1014,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			switch z := r.SetSize; {
 			case z == nil:
 				cells = append(cells, "—")
-			case alike(z):
+			case alike(z, sizePrecision(z.Mean)):
 				cells = append(cells, fmt.Sprintf("%.*f", sizePrecision(z.Mean), z.Mean))
 			default:
 				p := sizePrecision(z.Mean)
@@ -1073,7 +1076,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	b.WriteString(".\n")
 	b.WriteString("Fit s is a row's fitting and calibration in wall time, its cells run side by side (the ℓ2 ball fits nothing: its figure is its calibration alone).\n")
 	if same {
-		fmt.Fprintf(&b, "A figure without ± came out the same for all %d seeds — where nothing a seed draws changes it (a baseline on label bundles, pooled calibration), or where the seeds' sets happen to count alike (± is the spread over seeds, not the calibration or test split's sampling error, which ccs coverage-check measures).\n", t.Seeds)
+		fmt.Fprintf(&b, "A figure without ± came out the same for all %d seeds, to the digits shown — where nothing a seed draws changes it (a baseline on label bundles, pooled calibration), or where the seeds' sets happen to count alike (± is the spread over seeds, not the calibration or test split's sampling error, which ccs coverage-check measures).\n", t.Seeds)
 	}
 	if t.OneLabel != "" {
 		fmt.Fprintf(&b, "\nOne label: %s — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying %[1]s, not for the other labels' rows.\n", strconv.Quote(t.OneLabel))

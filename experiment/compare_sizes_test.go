@@ -191,6 +191,13 @@ func TestCompareSameForEverySeed(t *testing.T) {
 			t.Errorf("%v: the ball's row %q, want ± %v, the note %v:\n%s", c.mode, ball, c.pm, c.noted, b.String())
 		}
 	}
+	// A spread that rounds to 0 at the digits shown is none: no "± 0.0%"
+	// beside the note (a new user's OOD FPR95, 86.5 ± 0.0%).
+	tiny := &CompareTable{Title: "t", Seeds: 3, Alpha: 0.1, Rows: []CompareRow{{Row: Row{Method: "m", Coverage: eval.Summary{Mean: 86.5, Std: 0.03, N: 3}, Exclusion: eval.Summary{Mean: 60, Std: 0.3, N: 3}, LogVolPerDim: eval.Summary{Mean: 2.5, Std: 0.004, N: 3}}}}}
+	var bt bytes.Buffer
+	if err := tiny.WriteText(&bt); err != nil || !strings.Contains(bt.String(), "| m      | 86.5%    | 60.0 ± 0.3% | 2.50 ") || !strings.Contains(bt.String(), "to the digits shown") {
+		t.Errorf("a spread below the digits shown: %v\n%s", err, bt.String())
+	}
 	one := &Table{Title: "t", Rows: []Row{{Method: "m", Coverage: eval.Summary{Mean: 95.25, N: 1}, Exclusion: eval.Summary{Mean: 60, N: 1}, LogVolPerDim: eval.Summary{Mean: 2.5, N: 1}}}}
 	var b bytes.Buffer
 	if err := one.WriteText(&b); err != nil || strings.Contains(b.String(), "±") || !strings.Contains(b.String(), "| m      | 95.2%    | 60.0%") {

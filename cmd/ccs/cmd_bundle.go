@@ -461,6 +461,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				fmt.Fprintf(out.stderr, "note: %s: %s alone (-one-label): its %d of %d rows are the queries, each one's positives the other rows carrying it, its negatives among the rows that do not (docs/your-data.md, \"Several labels per row\")\n", o.Labels, in.OneLabel, in.OneLabel.Rows(sets), len(sets))
 			} else {
 				fmt.Fprintf(out.stderr, "note: %s: %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, li.c)
+				if li.listIDs && o.LabelNames == "" {
+					if msg := unlistedLabels(sets, li.c); msg != "" {
+						out.warn(fmt.Sprintf("%s: %s", o.Labels, msg))
+					}
+				}
 			}
 		} else if err := labelsInputs(li); err != nil {
 			return err
@@ -1052,4 +1057,31 @@ func oodRowLabels(labels []int64, names []string, ordered bool, rows []int64, ro
 		}
 	}
 	return out, all, faults, nil
+}
+
+// unlistedLabels says, for lists of label numbers (a matrix's columns)
+// that leave more of the c numbers unlisted than they list, how many and
+// which is the highest listed — one typo of 99 among ids below 28 makes
+// "100 labels" — or "" where they do not.
+func unlistedLabels(sets [][]int32, c int) string {
+	listed := make([]bool, c)
+	n, top, row := 0, int32(-1), 0
+	for i, s := range sets {
+		for _, l := range s {
+			if l < 0 || int(l) >= c {
+				continue
+			}
+			if !listed[l] {
+				listed[l] = true
+				n++
+			}
+			if l > top {
+				top, row = l, i
+			}
+		}
+	}
+	if c-n <= n {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d label numbers (0 to %d) are listed by no row: a label number is a column of the multi-hot matrix the lists make, so the highest, %d (row %d, counted from 0), makes %d labels — a typo? (labels no row lists change no bundle; -label-names names the ids)", c-n, c, c-1, top, row, c)
 }

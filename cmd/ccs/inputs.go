@@ -1635,7 +1635,7 @@ func nameMatrix(li *labelsInput, labels, arg string) error {
 		for i, s := range li.sets {
 			for _, l := range s {
 				if int(l) >= len(names) { // a negative one marks a missing label (-missing-labels)
-					return fmt.Errorf("-label-names %s names %d labels (ids 0 to %d), and %s row %d lists label %d, which no name names: give one a label, in the ids' order", arg, len(names), len(names)-1, labels, i, l)
+					return fmt.Errorf("-label-names %s names %d labels (ids 0 to %d), and %s %s lists label %d, which no name names: give one a label, in the ids' order", arg, len(names), len(names)-1, labels, rowName(labels, i), l)
 				}
 			}
 		}
@@ -1647,6 +1647,17 @@ func nameMatrix(li *labelsInput, labels, arg string) error {
 	}
 	li.names, li.strs = names, strs
 	return nil
+}
+
+// rowName names row i of a -labels file for a message, counted from 0
+// as pandas' index counts it, and for JSON lines, one row a line, the
+// line it is on where no line is blank.
+func rowName(labels string, i int) string {
+	path, _ := bundle.SplitInput(labels)
+	if k, err := inputKind(path); err == nil && k == ".jsonl" {
+		return fmt.Sprintf("row %d (counted from 0; line %d where no line is blank)", i, i+1)
+	}
+	return fmt.Sprintf("row %d (counted from 0)", i)
 }
 
 // readLabelNames reads -label-names: a text file of one name a line (an
@@ -1664,6 +1675,9 @@ func readLabelNames(arg string) ([]string, error) {
 	lines, err := readLines(path)
 	if err != nil {
 		return nil, err
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" { // blank lines at the end (echo >>): no names
+		lines = lines[:len(lines)-1]
 	}
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("-label-names %s: no names in it (one a line)", arg)

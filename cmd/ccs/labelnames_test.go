@@ -218,7 +218,7 @@ func TestBundleCSVIntListsLabelNames(t *testing.T) {
 	}
 	os.WriteFile(p("wide.csv"), []byte(wide.String()), 0o644)
 	err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("wide.csv") + ":labels", "-label-names", p("three.txt"), "-out", p("bad")})
-	if want := "-label-names " + p("three.txt") + " names 3 labels (ids 0 to 2), and " + p("wide.csv") + ":labels row 1 lists label 3, which no name names"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "-label-names " + p("three.txt") + " names 3 labels (ids 0 to 2), and " + p("wide.csv") + ":labels row 1 (counted from 0) lists label 3, which no name names"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("ids beyond the names: %v, want %q", err, want)
 	}
 }

@@ -69,3 +69,38 @@ func TestSavetxtLabels(t *testing.T) {
 		t.Errorf("a matrix of other numbers: %v\nwant …%s…", err, want)
 	}
 }
+
+// TestLabelNamesTrailingBlank: a names file with a blank last line (as
+// `echo >> names.txt` leaves one) names its lines; a blank line among
+// them is still an empty name, refused with its line.
+func TestLabelNamesTrailingBlank(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"end.txt": "joy\nlove\n\n\n", "mid.txt": "joy\n\nlove\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names, err := readLabelNames(filepath.Join(dir, "end.txt")); err != nil || strings.Join(names, ",") != "joy,love" {
+		t.Errorf("blank lines at the end: %q, %v; want joy, love", names, err)
+	}
+	if _, err := readLabelNames(filepath.Join(dir, "mid.txt")); err == nil || !strings.Contains(err.Error(), "mid.txt:2: an empty name") {
+		t.Errorf("a blank line between names: %v", err)
+	}
+}
+
+// TestUnlistedLabels: one id far past the others (99 among 0 to 27)
+// makes a matrix of 100 labels, most listed by no row: said, with the
+// row; lists that list most of their numbers are not.
+func TestUnlistedLabels(t *testing.T) {
+	sets := make([][]int32, 200)
+	for i := range sets {
+		sets[i] = []int32{int32(i % 28)}
+	}
+	if msg := unlistedLabels(sets, 28); msg != "" {
+		t.Errorf("every number listed: %q", msg)
+	}
+	sets[117] = []int32{3, 99}
+	if msg := unlistedLabels(sets, 100); !strings.HasPrefix(msg, "71 of the 100 label numbers (0 to 99) are listed by no row") || !strings.Contains(msg, "the highest, 99 (row 117, counted from 0), makes 100 labels — a typo?") {
+		t.Errorf("99 among 0 to 27: %q", msg)
+	}
+}
