@@ -979,7 +979,7 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 		if strs {
 			marks[j] = MissingString(name)
 		} else {
-			marks[j] = strings.HasPrefix(name, "-")
+			marks[j] = strings.HasPrefix(name, "-") || name == NullMark
 		}
 		found = found || marks[j]
 	}
@@ -989,6 +989,11 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 	if mode == MissingClass { // a label like any other: a null named "null", in its sorted place
 		if !slices.Contains(names, NullMark) {
 			return sets, names, nil
+		}
+		if !strs { // numbers' names, in their numbers' order: renamed in place
+			named := slices.Clone(names)
+			named[slices.Index(named, NullMark)] = "null"
+			return sets, named, nil
 		}
 		codes := make([]int64, len(names))
 		for j := range codes {

@@ -987,7 +987,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	// 0.0%" beside a footnote saying such figures have none).
 	same := false
 	alike := func(s *eval.Summary, digits int) bool {
-		zero := s.Std < 0.5*math.Pow(10, -float64(digits))
+		zero := fmt.Sprintf("%.*f", digits, s.Std) == fmt.Sprintf("%.*f", digits, 0.0) // as printed: 0.5 at no decimals is "0"
 		if t.Seeds > 1 && zero {
 			same = true
 		}

@@ -258,18 +258,23 @@ var texts atomic.Pointer[func(path, name, ids string) (*Collection, error)]
 // lines (.csv, .tsv, .txt, .jsonl, .ndjson, .json, gzip-compressed too)
 // by read, given the path, the embedding's column or field and the ids'
 // ("" to choose): what the ccs command does, whose readers of a user's
-// text they are.
+// text they are. read is given the files of formats no reader here
+// reads by their names — HDF5 and AnnData, MATLAB, workbooks, R's, Zarr
+// — too, to say what they are as the command's other inputs do.
 func RegisterText(read func(path, name, ids string) (*Collection, error)) { texts.Store(&read) }
 
-// textFile says whether path names a text table or JSON lines, by its
-// extension (past a .gz).
+// textFile says whether path names a text table or JSON lines, or a file
+// of a format named for RegisterText's reader to refuse, by its extension
+// (past a .gz; a directory's, emb.zarr/, too).
 func textFile(path string) bool {
+	path = filepath.Clean(path)
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".gz" {
 		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(path, filepath.Ext(path))))
 	}
 	switch ext {
-	case ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json":
+	case ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json",
+		".h5ad", ".h5", ".hdf5", ".hdf", ".he5", ".keras", ".mat", ".xlsx", ".xls", ".ods", ".rds", ".rda", ".rdata", ".zarr":
 		return true
 	}
 	return false
@@ -309,7 +314,7 @@ func ReadCollection(spec string) (*Collection, error) {
 		if read := texts.Load(); read != nil {
 			return (*read)(path, name, idName)
 		}
-		if ext := strings.ToLower(filepath.Ext(path)); ext != ".txt" { // a .txt of ids is told below
+		if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" || ext == ".jsonl" || ext == ".ndjson" || ext == ".json" || ext == ".gz" { // a .txt of ids is told below
 			return nil, fmt.Errorf("%s: a text table or JSON lines, which the ccs command reads as a collection (-db) and this program does not: write the embeddings as an .npy (np.save) or a Parquet table", path)
 		}
 	}

@@ -1256,7 +1256,8 @@ func listParts(chunk arrow.Array) (values arrow.Array, offsets func(i int) (int6
 
 // ColumnMultiHot reads a list column of integer lists that are a
 // multi-hot matrix's rows — every row a list of one length c ≥ 2 holding
-// 0s and 1s alone, no null among them, as a DataFrame of M.tolist()
+// 0s and 1s alone (integers, booleans, or floats exactly 0 and 1, as a
+// BCE target's), no null among them, as a DataFrame of M.tolist()
 // writes one; a null or empty row a row of no label, zeros — as
 // that (n, c) matrix, row-major; ok is false for any other column, which
 // ColumnLabelSets reads as each row's labels. Such lists are not the
@@ -1269,7 +1270,8 @@ func ColumnMultiHot(tbl arrow.Table, col int) (m []int64, c int, ok bool) {
 		return nil, 0, false
 	}
 	switch l.Elem().ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.BOOL:
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.BOOL,
+		arrow.FLOAT32, arrow.FLOAT64: // floats exactly 0 and 1: a BCE target's rows
 	default:
 		return nil, 0, false
 	}
@@ -1299,11 +1301,20 @@ func ColumnMultiHot(tbl arrow.Table, col int) (m []int64, c int, ok bool) {
 					return nil, 0, false
 				}
 				var v int64
-				if b, isBool := values.(*array.Boolean); isBool {
-					if b.Value(j) {
+				switch a := values.(type) {
+				case *array.Boolean:
+					if a.Value(j) {
 						v = 1
 					}
-				} else {
+				case *array.Float64:
+					if v = int64(a.Value(j)); float64(v) != a.Value(j) {
+						return nil, 0, false
+					}
+				case *array.Float32:
+					if v = int64(a.Value(j)); float32(v) != a.Value(j) {
+						return nil, 0, false
+					}
+				default:
 					var kind int
 					if v, _, kind = idValue(values, j); kind != idInt {
 						return nil, 0, false

@@ -410,6 +410,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		if li.listIDs && li.names == nil { // a CSV column's integer lists with a -1: named, for -missing-labels
 			li.sets, li.names = namedNegativeIDs(li.sets) // li.c follows below
+			if i := slices.Index(li.names, strconv.Itoa(int(li.nullID))); li.nullID != 0 && i >= 0 {
+				li.names[i] = bundle.NullMark // as the file writes it: null
+			}
 		}
 		// A list column's values (or a matrix's named columns): -1,
 		// "Unknown" mark no label; a Sequence(ClassLabel)'s names are
@@ -1080,7 +1083,7 @@ func unlistedLabels(sets [][]int32, c int) string {
 			}
 		}
 	}
-	if c-n <= n {
+	if n == 0 || c-n <= n {
 		return ""
 	}
 	return fmt.Sprintf("%d of the %d label numbers (0 to %d) are listed by no row: a label number is a column of the multi-hot matrix the lists make, so the highest, %d (row %d, counted from 0), makes %d labels — a typo? (labels no row lists change no bundle; -label-names names the ids)", c-n, c, c-1, top, row, c)

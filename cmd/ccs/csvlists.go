@@ -22,7 +22,8 @@ import (
 // (n, c) matrix, row-major (multiHotLabels reads it), sets nil.
 func csvLabelLists(values []string, source string) (sets [][]int32, names []string, hot []int64, ok bool, err error) {
 	lists := make([][]string, len(values))
-	real, boolean := -1, -1 // the first row listing a number that is no integer literal (0.0, 2.5), True or False
+	real, boolean := -1, -1  // the first row listing a number that is no integer literal (0.0, 2.5), True or False
+	number, quoted := -1, -1 // the first row listing an unquoted number, a quoted string
 	seen, bad := false, -1
 	var badErr error
 	for i, v := range values {
@@ -47,6 +48,12 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 		if kinds&itemBool != 0 && boolean < 0 {
 			boolean = i
 		}
+		if kinds&itemNumber != 0 && number < 0 {
+			number = i
+		}
+		if kinds&itemQuoted != 0 && quoted < 0 {
+			quoted = i
+		}
 		seen = true
 	}
 	switch {
@@ -57,9 +64,9 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 	}
 	bit := func(x string) int64 { // 0 or 1 (0.0, 1e0, True too, as a BCE target or a mask is written), else -1
 		switch f, err := strconv.ParseFloat(x, 64); {
-		case err == nil && f == 0 || x == "False" || x == "false":
+		case err == nil && f == 0 || x == unquotedBool+"False" || x == unquotedBool+"false":
 			return 0
-		case err == nil && f == 1 || x == "True" || x == "true":
+		case err == nil && f == 1 || x == unquotedBool+"True" || x == unquotedBool+"true":
 			return 1
 		}
 		return -1
@@ -90,7 +97,14 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 		return nil, nil, hot, true, nil
 	}
 	if boolean >= 0 {
-		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: True or False among lists that are no multi-hot rows (one length, 0s and 1s): labels are names or integers", source, boolean, strings.TrimSpace(values[boolean]))
+		return nil, nil, nil, false, fmt.Errorf("%s: row %d (counted from 0), %s: True or False among lists that are no multi-hot rows (one length, 0s and 1s): labels are names or integers", source, boolean, strings.TrimSpace(values[boolean]))
+	}
+	if number >= 0 && quoted >= 0 { // ['joy'] and [3]: which are names?
+		a, b := min(number, quoted), max(number, quoted)
+		if a == b {
+			return nil, nil, nil, false, fmt.Errorf("%s: row %d (counted from 0), %s: quoted names and unquoted numbers in one list: labels of one kind, names or integers", source, a, strings.TrimSpace(values[a]))
+		}
+		return nil, nil, nil, false, fmt.Errorf("%s: row %d (counted from 0), %s, and row %d, %s: quoted names and unquoted numbers: labels of one kind, names or integers", source, a, strings.TrimSpace(values[a]), b, strings.TrimSpace(values[b]))
 	}
 	var flat []string
 	ints := true
@@ -102,7 +116,7 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 			}
 		}
 	}
-	if real >= 0 && !ints { // the first row of a real number that is no integer
+	if real >= 0 && !ints { // the first row of a real number that is no integer (all unquoted, above)
 		real = slices.IndexFunc(lists, func(l []string) bool {
 			return slices.ContainsFunc(l, func(s string) bool {
 				_, id := listID(s)
@@ -110,6 +124,8 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 				return !id && err == nil
 			})
 		})
+	}
+	if real >= 0 && !ints {
 		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: a number that is no integer, where a list's numbers are label numbers (integers); lists of 0s and 1s of one length a row are a multi-hot matrix's rows", source, real, strings.TrimSpace(values[real]))
 	}
 	var codes []int64
@@ -173,11 +189,17 @@ func multiHotLabels(hot []int64, width int, source string) (labelsInput, error) 
 	return labelsInput{ids: ids, names: names}, err
 }
 
-// What listItems found among a list's unquoted items besides integers.
+// What listItems found among a list's items.
 const (
-	itemReal = 1 << iota // a number written otherwise than as an integer (0.0, 2.5)
-	itemBool             // Python's True or False, JSON's true or false
+	itemReal   = 1 << iota // an unquoted number written otherwise than as an integer (0.0, 2.5)
+	itemBool               // Python's True or False, JSON's true or false, unquoted
+	itemNumber             // an unquoted number
+	itemQuoted             // a quoted string
 )
+
+// unquotedBool marks an unquoted True or False among listItems' items,
+// which no quoted item can begin with.
+const unquotedBool = "\x00bool:"
 
 // listItems splits the inside of a list literal — "'joy', 'love'",
 // "\"joy\", \"love\"", "3, 16" — into its items, unquoted; kinds says
@@ -204,6 +226,7 @@ func listItems(s string) (items []string, kinds int, err error) {
 					item = u
 				}
 			}
+			kinds |= itemQuoted
 			s = strings.TrimSpace(s[end+1:])
 		default:
 			end := strings.IndexByte(s, ',')
@@ -215,11 +238,14 @@ func listItems(s string) (items []string, kinds int, err error) {
 				switch f, ferr := strconv.ParseFloat(item, 64); {
 				case item == "True" || item == "False" || item == "true" || item == "false":
 					kinds |= itemBool
+					item = unquotedBool + item // no name: True quoted ('True') is one
 				case ferr != nil || math.IsInf(f, 0) || f != f:
 					return nil, 0, fmt.Errorf("%q is neither a quoted string nor an integer", item)
 				default:
-					kinds |= itemReal
+					kinds |= itemReal | itemNumber
 				}
+			} else {
+				kinds |= itemNumber
 			}
 			s = s[end:]
 		}

@@ -12,10 +12,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,7 +34,7 @@ func inputKind(path string) (string, error) {
 	if err := textParts(path); err != nil {
 		return "", err
 	}
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	switch ext := strings.ToLower(filepath.Ext(filepath.Clean(path))); ext { // emb.zarr/ too
 	case ".npy", ".npz", ".parquet", ".safetensors":
 		return ext, nil
 	case ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle":
@@ -73,15 +73,15 @@ func otherFormat(ext string) string {
 	case ".h5ad":
 		return `an AnnData file (HDF5), which ccs does not read: write its embedding and its labels out — in Python, a = anndata.read_h5ad(PATH); np.save("emb.npy", a.obsm["X_pca"]) (or another obsm key; a.X.toarray() for a sparse matrix of features); a.obs.to_csv("obs.csv") — then -embeddings emb.npy -labels obs.csv:cell_type (a column of a.obs)`
 	case ".h5", ".hdf5", ".hdf", ".he5", ".keras":
-		return `an HDF5 file, which ccs does not read: write the array out — in Python, with h5py.File(PATH) as f: np.save("emb.npy", f["NAME"][:]) (list the names with f.visit(print)) — then -embeddings emb.npy`
+		return `an HDF5 file, which ccs does not read: write the array out — in Python, with h5py.File(PATH) as f: np.save("emb.npy", f["NAME"][:]) (list the names with f.visit(print)) — and give emb.npy in its place`
 	case ".mat":
-		return `a MATLAB file, which ccs does not read: in MATLAB, writematrix(X, "emb.csv"); or in Python, np.save("emb.npy", scipy.io.loadmat(PATH)["X"]) (h5py for a -v7.3 file) — then -embeddings emb.npy`
+		return `a MATLAB file, which ccs does not read: in MATLAB, writematrix(X, "emb.csv"); or in Python, np.save("emb.npy", scipy.io.loadmat(PATH)["X"]) (h5py for a -v7.3 file) — and give emb.npy (or emb.csv) in its place`
 	case ".xlsx", ".xls", ".ods":
-		return `a spreadsheet's workbook, which ccs does not read: save the sheet as CSV (Excel: File › Save As › CSV UTF-8; pandas: pd.read_excel(PATH).to_csv("emb.csv", index=False)) — then -embeddings emb.csv`
+		return `a spreadsheet's workbook, which ccs does not read: save the sheet as CSV (Excel: File › Save As › CSV UTF-8; pandas: pd.read_excel(PATH).to_csv("emb.csv", index=False)) — and give the CSV in its place`
 	case ".rds", ".rda", ".rdata":
-		return `an R data file, which ccs does not read: in R, write.csv(x, "emb.csv", row.names = FALSE), or arrow::write_parquet(df, "emb.parquet") — then -embeddings emb.csv`
+		return `an R data file, which ccs does not read: in R, write.csv(x, "emb.csv", row.names = FALSE), or arrow::write_parquet(df, "emb.parquet") — and give that file in its place`
 	case ".zarr":
-		return `a Zarr store, which ccs does not read: in Python, np.save("emb.npy", zarr.open(PATH)[:]) — then -embeddings emb.npy`
+		return `a Zarr store, which ccs does not read: in Python, np.save("emb.npy", zarr.open(PATH)[:]) — and give emb.npy in its place`
 	}
 	return ""
 }
@@ -387,6 +387,10 @@ type labelsInput struct {
 	// -label-names then gives c, and a negative one, a missing label's
 	// mark, is named for -missing-labels (namedNegativeIDs).
 	listIDs bool
+	// nullID is the number a null among listIDs' numbers was read as
+	// (JSON lines: below every number listed), named null for
+	// -missing-labels; 0 where none.
+	nullID int32
 }
 
 // readLabels reads -labels, reading each file once: several labels a row
@@ -421,7 +425,7 @@ func readLabels(arg string) (labelsInput, error) {
 					values[i] = names[id]
 				}
 			}
-			if hot, width, ok, err := numberRows(values, arg); ok || err != nil {
+			if hot, width, ok, err := numberRows(values, arg); textExt(path) == ".txt" && (ok || err != nil) {
 				if err != nil {
 					return labelsInput{}, err
 				}
@@ -506,7 +510,13 @@ func readLabels(arg string) (labelsInput, error) {
 // that holds one; ok is false for anything else (one label a line).
 func numberRows(values []string, source string) (hot []int64, width int, ok bool, err error) {
 	split := func(v string) []string {
-		return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+		if f := strings.Fields(v); len(f) > 1 {
+			return f
+		}
+		if f := strings.Split(v, ","); len(f) > 2 { // savetxt(delimiter=","); not a decimal comma's two parts
+			return f
+		}
+		return nil
 	}
 	width = -1
 	for _, v := range values {
@@ -518,7 +528,7 @@ func numberRows(values []string, source string) (hot []int64, width int, ok bool
 			return nil, 0, false, nil
 		}
 		for _, x := range f {
-			if _, err := strconv.ParseFloat(x, 64); err != nil {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
 				return nil, 0, false, nil
 			}
 		}
@@ -529,11 +539,13 @@ func numberRows(values []string, source string) (hot []int64, width int, ok bool
 	hot = make([]int64, 0, len(values)*width)
 	for i, v := range values {
 		for _, x := range split(v) {
-			switch f, _ := strconv.ParseFloat(x, 64); f {
-			case 0, 1:
+			switch f, _ := strconv.ParseFloat(strings.TrimSpace(x), 64); {
+			case f == 0 || f == 1:
 				hot = append(hot, int64(f))
+			case width == 2: // "18 24": a label of two numbers, as it always was
+				return nil, 0, false, nil
 			default:
-				return nil, 0, false, fmt.Errorf("%s: every line holds %d numbers, a matrix, and row %d holds %s: labels are one a line (a name or an integer), or a multi-hot matrix of 0s and 1s, a row's labels its columns of 1", source, width, i, x)
+				return nil, 0, false, fmt.Errorf("%s: every line holds %d numbers, a matrix, and row %d (counted from 0) holds %s: labels are one a line (a name or an integer), or a multi-hot matrix of 0s and 1s, a row's labels its columns of 1", source, width, i, x)
 			}
 		}
 	}
@@ -896,6 +908,9 @@ var utf8BOM = []byte("\ufeff")
 // them). A first value that is neither, above integers, is a
 // *headerError.
 func idsOfText(lines []string, path, what string) ([]int64, []string, map[int64]string, error) {
+	if v, ok := savetxtIntegers(lines); ok { // np.savetxt("y.txt", y): 9.000000000000000000e+00
+		lines = v
+	}
 	ints := make([]int64, len(lines))
 	bad := -1       // the last line that is not an integer or a missing mark
 	var marks []int // the lines that are missing marks
@@ -938,20 +953,42 @@ func idsOfText(lines []string, path, what string) ([]int64, []string, map[int64]
 	return ids, names, nil, err
 }
 
+// savetxtForm is a number as NumPy's savetxt writes one by default
+// (%.18e): a digit, a point, digits, an exponent of a sign and digits.
+var savetxtForm = regexp.MustCompile(`^[+-]?[0-9]\.[0-9]+[eE][+-][0-9]+$`)
+
+// savetxtIntegers reads lines every one of which is a number in
+// savetxt's default form or a missing mark, each an integer below 2^53
+// (savetxt writes an integer array so), as those integers' decimal
+// forms; ok is false otherwise: a file of labels written so, not by
+// hand ("1e1" beside "10" stays two names).
+func savetxtIntegers(lines []string) (out []string, ok bool) {
+	out = make([]string, len(lines))
+	numbers := 0
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		if !savetxtForm.MatchString(l) {
+			if bundle.MissingString(l) {
+				out[i] = l
+				continue
+			}
+			return nil, false
+		}
+		f, err := strconv.ParseFloat(l, 64)
+		if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+			return nil, false
+		}
+		out[i] = strconv.FormatInt(int64(f), 10)
+		numbers++
+	}
+	return out, numbers > 0
+}
+
 // integerText reads an integer, or an integer-valued float written with a
-// decimal point and zeros ("3.0", "-12.00") or in NumPy's savetxt's
-// default form ("9.000000000000000000e+00", as it writes an integer
-// array), below 2^53.
+// decimal point and zeros ("3.0", "-12.00").
 func integerText(s string) (int64, bool) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return v, true
-	}
-	if strings.ContainsAny(s, "eE") && !strings.ContainsAny(s, "xXpP_") {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
-			return 0, false
-		}
-		return int64(f), true
 	}
 	i := strings.IndexByte(s, '.')
 	if i <= 0 || strings.Trim(s[i+1:], "0") != "" {

@@ -51,6 +51,9 @@ func (r jsonlRecord) keys() []string {
 // object that is not one to jsonscan (an escape in a key, a key twice) is
 // read by encoding/json, whose error, for a line that is no JSON object,
 // says why, with what a writer of such lines most likely did.
+//
+// b is the line with its line break, where it has one: the file's last
+// line, cut short, is told from a line broken in two.
 func parseJSONLine(p string, line int, b []byte) (jsonlRecord, error) {
 	if m, ok := jsonscan.Members(b); ok {
 		return m, nil
@@ -71,8 +74,10 @@ func parseJSONLine(p string, line int, b []byte) (jsonlRecord, error) {
 		hint = ": a line ending in a comma or a bracket — a JSON array's elements, one a line? JSON lines hold one object a line, nothing between (pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
 	case bytes.Contains(t, []byte("}{")) || bytes.Contains(t, []byte("} {")):
 		hint = ": objects one after another on a line — JSON lines hold one object a line (write \"\\n\" after each)"
+	case line > 1 && len(t) > 1 && t[0] == '{' && !bytes.HasSuffix(t, []byte("}")) && !bytes.HasSuffix(b, []byte("\n")):
+		hint = ": the file's last line ends before its object does — a file cut short (an export, a download or a copy stopped before its end; the lines above it read): write or copy it again"
 	case line > 1 && len(t) > 1 && t[0] == '{' && !bytes.HasSuffix(t, []byte("}")):
-		hint = ": the line ends before its object does — a file cut short (an export, a download or a copy stopped before its end; the lines above it read): write or copy it again (or, where an object goes on over lines, write one object a line)"
+		hint = ": the line ends before its object does — an object over several lines, or a line break inside a string (JSON lines hold one object a line, a line break in a string written \\n)"
 	case bytes.Equal(t, []byte("{")) || len(t) > 0 && t[0] == '{' && !bytes.HasSuffix(t, []byte("}")):
 		hint = ": an object over several lines — a JSON file, not JSON lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
 	case len(t) > 0 && t[0] == '[':
@@ -218,11 +223,16 @@ func noField(p string, line int, field string, rec jsonlRecord) error {
 }
 
 // jsonlLines calls each for every non-blank line of data, the first of
-// them line, in order, stopping at its first error.
+// them line, in order, stopping at its first error; a line is given with
+// its line break, so that the last, without one, is known (parseJSONLine).
 func jsonlLines(data []byte, line int, each func(b []byte, line int) error) error {
 	for ln := line; len(data) > 0; ln++ {
-		var l []byte
-		l, data, _ = bytes.Cut(data, []byte("\n"))
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i+1], data[i+1:]
+		} else {
+			data = nil
+		}
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -728,10 +738,21 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		}
 		return labelsInput{sets: sets, names: names, strs: true, c: max(2, len(names))}, true, nil
 	}
-	c, items, top := 2, 0, -1 // top: the row listing the highest number
+	null := int64(-1) // a null's mark: below every number listed, named null (labelsInput.nullID)
+	for _, l := range lists {
+		for _, x := range l {
+			if x != nil {
+				if f, err := x.(json.Number).Float64(); err == nil && f <= float64(null) {
+					null = int64(math.Floor(f)) - 1
+				}
+			}
+		}
+	}
+	c, items, top, nulls := 2, 0, -1, false // top: the row listing the highest number
 	for i, l := range lists {
 		for _, x := range l {
-			n := int64(-1) // null: a missing label's mark, as Hugging Face's -1
+			n := null
+			nulls = nulls || x == nil
 			if x != nil {
 				f, err := x.(json.Number).Float64()
 				if err != nil || f != math.Trunc(f) || f >= 1<<31 || f < -(1<<31) {
@@ -751,14 +772,19 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 	if c > maxListLabels(items) {
 		return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %d, a label number far beyond the others' (label numbers are a multi-hot matrix's columns, %d of them here for %d labels listed in all): a typo? ids as large as these are names — write them as strings", p, values[top].line, field, c-1, c, items)
 	}
-	return labelsInput{sets: sets, c: c, listIDs: true}, true, nil
+	li = labelsInput{sets: sets, c: c, listIDs: true}
+	if nulls {
+		li.nullID = int32(null)
+	}
+	return li, true, nil
 }
 
 // maxListLabels is the most label numbers lists of items labels in all
 // may span: a label number is a column of the multi-hot matrix bundle
-// sizes its tables by, and one typo of 2·10^9 asked for 48 GB. Extreme
-// multi-label data (670 000 labels over 500 000 rows) stays far inside.
-func maxListLabels(items int) int { return max(1<<16, 16*items) }
+// sizes its tables by, and one typo of 2·10^9 asked for 48 GB. A million
+// labels (24 MB of tables) always pass: a sample of extreme multi-label
+// data (670 000 labels) keeps its ids.
+func maxListLabels(items int) int { return max(1<<20, 64*items) }
 
 // sortedKeys is keys in the order of rec's members.
 func sortedKeys(rec jsonlRecord, keys []string) []string {

@@ -65,7 +65,7 @@ func TestSavetxtLabels(t *testing.T) {
 	same("class ids as %.18e", "ids", "idsE")
 	same("a multi-hot matrix as %.18e", "matrix", "hot")
 	err := bundleOf(p("bad.txt"), "4", "bad")
-	if want := "bad.txt: every line holds 5 numbers, a matrix, and row 0 holds 2.000000000000000000e+00: labels are one a line"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "bad.txt: every line holds 5 numbers, a matrix, and row 0 (counted from 0) holds 2.000000000000000000e+00: labels are one a line"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a matrix of other numbers: %v\nwant …%s…", err, want)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ccsets/ccs/retrieve"
 )
@@ -12,11 +13,16 @@ import (
 // -embeddings does.
 func init() { retrieve.RegisterText(readTextCollection) }
 
+// idColumns are the names of a collection's column of ids taken without
+// ?ids=, as a Parquet table's are.
+var idColumns = []string{"id", "ids", "_id"}
+
 // readTextCollection reads a collection from a text table (.csv, .tsv,
 // .txt) or JSON lines, gzip-compressed too, as -embeddings reads them:
 // FILE:COLUMN (or FIELD) names the embedding; ?ids=NAME a column or field
 // of ids — integers the items' ids, other strings their keys — left out
-// of the embedding; without it the ids are the row numbers.
+// of the embedding; without it, one named id, ids or _id, or else the
+// row numbers. A file of one number a row (ids given as -db) is refused.
 func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
 	arg := path
 	if name != "" {
@@ -25,17 +31,36 @@ func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
 	var others []otherColumn
 	if ids != "" {
 		others = append(others, otherColumn{column: ids, flag: "?ids=" + ids})
+	} else { // a column or field id, ids or _id (BEIR's corpus) is the ids, as a Parquet table's is
+		others = append(others, otherColumn{flag: "?ids", names: idColumns})
 	}
 	f, err := readEmbeddings(arg, false, others...)
 	if err != nil {
+		if ids == "" && strings.Contains(err.Error(), "an id or labels read as a coordinate?") {
+			return nil, fmt.Errorf("%w; as a collection's ids: %s?ids=COLUMN", err, path)
+		}
 		return nil, err
 	}
+	if f.D == 1 {
+		return nil, fmt.Errorf("%s: one number a row, no embedding: a file of ids? ids go with ccs retrieve's -ids FILE, or beside the embeddings as FILE?ids=COLUMN", path)
+	}
 	var keys []string
+	if ids == "" {
+		for _, name := range idColumns { // the first the file has
+			k, err := readIDStrings(path+":"+name, "ids", f.N, f.D)
+			if err == nil {
+				ids, keys = name, k
+				break
+			}
+			if m := err.Error(); !strings.Contains(m, "no column "+strconv.Quote(name)) && !strings.Contains(m, "no field "+strconv.Quote(name)) {
+				return nil, err // there, and refused (a repeat, an empty one)
+			}
+		}
+	} else if keys, err = readIDStrings(path+":"+ids, "ids", f.N, f.D); err != nil {
+		return nil, err
+	}
 	var ints []int64
 	if ids != "" {
-		if keys, err = readIDStrings(path+":"+ids, "ids", f.N, f.D); err != nil {
-			return nil, err
-		}
 		ints = make([]int64, len(keys))
 		for i, k := range keys {
 			v, err := strconv.ParseInt(k, 10, 64)

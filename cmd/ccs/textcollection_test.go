@@ -96,3 +96,49 @@ func TestTextCollection(t *testing.T) {
 		t.Errorf("?ids= a column not there: %v", err)
 	}
 }
+
+// TestTextCollectionIDColumn: a column or field named id, ids or _id (as
+// BEIR's corpus names it) is a text collection's ids without ?ids=, as a
+// Parquet table's is; one with a repeat is refused, not left for the row
+// numbers; a table without one has the row numbers; a .txt of ids given
+// as -db is told where ids go.
+func TestTextCollectionIDColumn(t *testing.T) {
+	dir := t.TempDir()
+	p := func(s string) string { return filepath.Join(dir, s) }
+	files := map[string]string{
+		"beir.jsonl": `{"_id": "d1", "title": "a", "emb": [0.5, 1]}` + "\n" + `{"_id": "d2", "title": "b", "emb": [1.5, -1]}` + "\n",
+		"ids.csv":    "id,x,y\n7,0.5,1\n9,1.5,-1\n",
+		"dup.csv":    "id,x,y\n7,0.5,1\n7,1.5,-1\n",
+		"none.csv":   "x,y\n0.5,1\n1.5,-1\n",
+		"ids.txt":    "1\n2\n3\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		ids  []int64
+		keys []string
+		err  string
+	}{
+		{"beir.jsonl", []int64{0, 1}, []string{"d1", "d2"}, ""},
+		{"ids.csv", []int64{7, 9}, nil, ""},
+		{"none.csv", []int64{0, 1}, nil, ""},
+		{"dup.csv", nil, nil, "7"},
+		{"ids.txt", nil, nil, "a file of ids? ids go with ccs retrieve's -ids FILE"},
+	} {
+		col, err := readTextCollection(p(c.name), "", "")
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v; want an error with %q", c.name, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case fmt.Sprint(col.IDs) != fmt.Sprint(c.ids) || fmt.Sprint(col.Keys) != fmt.Sprint(c.keys):
+			t.Errorf("%s: ids %v keys %q; want %v %q", c.name, col.IDs, col.Keys, c.ids, c.keys)
+		}
+	}
+}
