@@ -219,6 +219,9 @@ func seq64(n int) []int64 {
 // collection the judgements cover), and counted.
 type PairIDs struct {
 	queries, rows map[string]int // nil: row numbers
+	// NoHeader says the text ReadQrels reads has no header line (pairs
+	// from JSON lines): its first line is a pair, whatever its ids.
+	NoHeader bool
 	// Unknown counts the pairs left out, and First names the first
 	// unknown id ("query q7", "row doc184").
 	Unknown int
@@ -1204,7 +1207,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		if len(fields) == 3 {
 			// A first line whose ids read as a pair's, its score a word
 			// ("u1,i2,view": an event), is a pair, not a header.
-			if line == colsLine && ids.Header(fields[0], fields[1]) {
+			if line == colsLine && !ids.NoHeader && ids.Header(fields[0], fields[1]) {
 				if err := swappedHeader(fields); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 				}
@@ -1233,7 +1236,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			}
 		} else if err := ids.noScores(name); err != nil {
 			return nil, err
-		} else if line == colsLine && ids.Header(fields[0], fields[1]) {
+		} else if line == colsLine && !ids.NoHeader && ids.Header(fields[0], fields[1]) {
 			if err := swappedHeader(fields); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 			}

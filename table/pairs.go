@@ -1,7 +1,10 @@
 package table
 
 import (
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,7 +124,11 @@ func DatasetDictPairsNote(path string, m int) string {
 // "QUERY,ROW,SCORE"; "" for Pairs to find them). It is what ccs bundle
 // -pairs and Python's ccs.bundle(pairs=FILE) read a file with.
 func ReadQrels(path, columns string, ids *bundle.PairIDs) ([][2]int, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
+	ext, gz := strings.ToLower(filepath.Ext(path)), false
+	if ext == ".gz" { // qrels.tsv.gz
+		ext, gz = strings.ToLower(filepath.Ext(strings.TrimSuffix(path, filepath.Ext(path)))), true
+	}
+	switch ext {
 	case ".tsv", ".csv", ".txt":
 		if columns != "" {
 			return nil, fmt.Errorf("%s:%s: a text file of pairs is read by position, query, row and score, and has no columns to pick: give %s alone (its header line, if any, is skipped)", path, columns, path)
@@ -131,7 +138,19 @@ func ReadQrels(path, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 			return nil, err
 		}
 		defer f.Close()
-		return bundle.ReadQrels(f, path, ids)
+		var r io.Reader = f
+		if gz {
+			z, err := gzip.NewReader(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: not gzip-compressed: %w", path, err)
+			}
+			r = z
+		}
+		pairs, err := bundle.ReadQrels(r, path, ids)
+		if gz && errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: the gzip stream stops before its end: the file is cut short (gzip -t says so) — write or copy it again", path)
+		}
+		return pairs, err
 	}
 	a, err := Pairs(path, columns)
 	if err != nil {

@@ -191,6 +191,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		if err != nil {
 			return err
 		}
+		noteStore(out, o.DB, c)
 		if c.D != data.Test.D {
 			return fmt.Errorf("compare: -db %s: embeddings of dimension %d, the bundles' is %d", o.DB, c.D, data.Test.D)
 		}

@@ -417,6 +417,7 @@ func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *c
 		return nil, nil, nil, err
 	}
 	defer store.Close()
+	noteStore(out, o.DB, store)
 	n, err := store.Len(ctx)
 	if err != nil {
 		return nil, nil, nil, err

@@ -122,6 +122,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		return err
 	}
 	defer store.Close()
+	noteStore(out, o.DB, store)
 	n, err := store.Len(ctx)
 	if err != nil {
 		return err

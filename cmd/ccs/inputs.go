@@ -1140,6 +1140,9 @@ func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 	if kind == ".txt" || kind == ".parquet" {
 		return table.ReadQrels(path, name, ids)
 	}
+	if kind == ".jsonl" {
+		return readJSONLPairs(path, name, ids)
+	}
 	a, _, err := readArray(path, name, "pairs", "qrels")
 	if err != nil {
 		return nil, err
@@ -1379,9 +1382,9 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 	case column == "" && len(header) == 2 && header[0] == "":
 		col = 1
 	case column == "":
-		return nil, fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, strings.Join(header, ", "))
+		return nil, fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, nameList(header))
 	case col < 0:
-		return nil, fmt.Errorf("%s: no column %q (the columns: %s)", path, column, strings.Join(header, ", "))
+		return nil, fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, nameList(header), suggest.DidYouMean(column, header))
 	}
 	var ids []string
 	for line := 2 + r.skipped; ; line++ {
@@ -1447,7 +1450,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 			quoted[i] = strconv.Quote(h)
 		}
 	}
-	columns := strings.Join(quoted, ", ")
+	columns := nameList(quoted)
 	// One column, no name given: its first line is a header only where it
 	// names the column (pandas' to_csv(index=False) of a Series) or stands
 	// alone above integers; otherwise it is a value, as in a .txt.
@@ -1474,7 +1477,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 				numbers++
 			}
 		}
-		if numbers >= 2 && numbers*2 >= len(header) {
+		if numbers >= 2 && numbers*2 >= len(header) && !(header[0] == "" && numbers < len(header)-1) { // pandas' ",query_id,0,1,…" is a header
 			return nil, nil, nil, "", fmt.Errorf("%s: no column %q: its first line holds numbers (%s, %s … of %d fields), no names — a file without a header has no column of a name: write the %s' column alone as a .txt, cut -d'%c' -f N %s > %s.txt (N its column's number, 1 the first), or the file with a header", path, column, header[0], header[1], len(header), what, r.Comma, path, what)
 		}
 		if near, ok := suggest.Nearest(column, header); ok {
@@ -1695,6 +1698,16 @@ func rowName(labels string, i int) string {
 		return fmt.Sprintf("row %d (counted from 0; line %d where no line is blank)", i, i+1)
 	}
 	return fmt.Sprintf("row %d (counted from 0)", i)
+}
+
+// nameList lists a table's column names for a message: all of a dozen,
+// else the first ten and the last, and how many (a table of 386 columns
+// named them all).
+func nameList(names []string) string {
+	if len(names) <= 12 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s … %s, %d in all", strings.Join(names[:10], ", "), names[len(names)-1], len(names))
 }
 
 // readLabelNames reads -label-names: a text file of one name a line (an

@@ -833,3 +833,91 @@ func jsonText(x any) string {
 	}
 	return string(b)
 }
+
+// The names a JSON-lines file of relevance pairs gives its fields (BEIR's
+// qrels' columns, and the spellings pipelines write), in the order looked
+// for.
+var (
+	pairQueryFields = []string{"query-id", "query_id", "queryid", "qid", "query"}
+	pairRowFields   = []string{"corpus-id", "corpus_id", "doc-id", "doc_id", "docid", "pid", "passage_id", "item_id", "doc"}
+	pairScoreFields = []string{"score", "relevance", "rel", "label"}
+)
+
+// readJSONLPairs reads relevance pairs from JSON lines, a pair a line —
+// {"query-id": "q1", "corpus-id": "d7", "score": 1} — as a qrels TSV of the
+// same is read (bundle.ReadQrels: scores of 0 or less not relevant, ids
+// resolved by ids), every line a pair: the fields named (FILE:QUERY,ROW
+// or FILE:QUERY,ROW,SCORE), else those named as qrels name them, the
+// score's optional. Messages give the file's lines.
+func readJSONLPairs(p, columns string, ids *bundle.PairIDs) ([][2]int, error) {
+	var fields []string
+	if columns != "" {
+		fields = strings.Split(columns, ",")
+		if len(fields) != 2 && len(fields) != 3 {
+			return nil, fmt.Errorf("%s:%s: want the pairs' fields QUERY,ROW or QUERY,ROW,SCORE", p, columns)
+		}
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+	} else {
+		r, c, err := openText(p)
+		if err != nil {
+			return nil, err
+		}
+		first, line, err := jsonlFirst(p, r.(*bufio.Reader))
+		c.Close()
+		if err != nil {
+			return nil, err
+		}
+		keys := first.keys()
+		pick := func(names []string) string {
+			for _, n := range names {
+				if slices.Contains(keys, n) {
+					return n
+				}
+			}
+			return ""
+		}
+		q, row, score := pick(pairQueryFields), pick(pairRowFields), pick(pairScoreFields)
+		if q == "" || row == "" {
+			return nil, fmt.Errorf("%s:%d: which fields hold the query's id and the relevant row's? name them, %s:QUERY,ROW[,SCORE] (the fields: %s)", p, line, p, strings.Join(keys, ", "))
+		}
+		fields = []string{q, row}
+		if score != "" {
+			fields = append(fields, score)
+		}
+	}
+	cols := make([][]jsonlValue, len(fields))
+	for i, f := range fields {
+		v, _, err := readJSONLValues(p, f, "pairs", false)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = v
+	}
+	var b strings.Builder // the pairs as a qrels TSV, each on its line of the file
+	at := 1
+	for k := range cols[0] {
+		line := cols[0][k].line
+		for ; at < line; at++ {
+			b.WriteByte('\n')
+		}
+		for i := range cols {
+			v := cols[i][k]
+			switch {
+			case v.kind == 0:
+				return nil, fmt.Errorf("%s:%d: %q is null: every pair names its query and its row", p, v.line, fields[i])
+			case v.kind == 'b' || strings.ContainsAny(v.text, "\t\n\r"):
+				return nil, fmt.Errorf("%s:%d: %q holds %s: want an id (a string or an integer)%s", p, v.line, fields[i], v.typed(), map[bool]string{true: " or a score", false: ""}[i == 2])
+			}
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(v.text)
+		}
+		b.WriteByte('\n')
+		at++
+	}
+	ids.NoHeader = true
+	return bundle.ReadQrels(strings.NewReader(b.String()), p, ids)
+}

@@ -83,3 +83,13 @@ func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
 	}
 	return c, nil
 }
+
+// noteStore says, on stderr, what reading a collection converted — a
+// text table's or JSON lines' note (what was read as the embedding, what
+// left out, a batch output's order), float64 narrowed — as -embeddings'
+// reading says it.
+func noteStore(out *output, spec string, s retrieve.Store) {
+	if c, ok := s.(*retrieve.Collection); ok && c.Converted != "" {
+		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", spec, c.Converted)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,6 +93,12 @@ func TestTextCollection(t *testing.T) {
 			}
 		}
 	}
+	// What was read as the embedding, and left out, is said, as for -embeddings.
+	var stderr strings.Builder
+	if err := run(io.Discard, &stderr, []string{"retrieve", "-set", set, "-anchor-index", "3", "-db", filepath.Join(dir, "docs.jsonl")}); err != nil ||
+		!strings.Contains(stderr.String(), `docs.jsonl: converted on reading: JSON lines: 60 rows; the field "embedding" read as the embedding`) {
+		t.Errorf("retrieve -db docs.jsonl: %v, stderr %q; want the reading's note", err, stderr.String())
+	}
 	if _, err := ccs("retrieve", "-set", set, "-anchor-index", "3", "-db", filepath.Join(dir, "docs.csv")+":dim_*?ids=nope"); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("?ids= a column not there: %v", err)
 	}
@@ -140,5 +147,46 @@ func TestTextCollectionIDColumn(t *testing.T) {
 		case fmt.Sprint(col.IDs) != fmt.Sprint(c.ids) || fmt.Sprint(col.Keys) != fmt.Sprint(c.keys):
 			t.Errorf("%s: ids %v keys %q; want %v %q", c.name, col.IDs, col.Keys, c.ids, c.keys)
 		}
+	}
+}
+
+// TestJSONLPairs: relevance pairs as JSON lines read as the same qrels
+// TSV is — fields found by their qrels names, a score of 0 not relevant,
+// the first line a pair whatever its ids — and a fault is named by the
+// JSON-lines file's own line, past blank lines.
+func TestJSONLPairs(t *testing.T) {
+	dir := t.TempDir()
+	p := func(s string) string { return filepath.Join(dir, s) }
+	files := map[string]string{
+		"q.tsv":   "query-id\tcorpus-id\tscore\n0\t3\t1\n1\t4\t1\n2\t5\t0\n2\t6\t2\n",
+		"q.jsonl": `{"query-id": 0, "corpus-id": 3, "score": 1}` + "\n\n" + `{"query-id": 1, "corpus-id": 4, "score": 1}` + "\n" + `{"query-id": 2, "corpus-id": 5, "score": 0}` + "\n" + `{"query-id": 2, "corpus-id": 6, "score": 2}` + "\n",
+		"s.jsonl": `{"qid": 0, "doc_id": 3}` + "\n" + `{"qid": 1, "doc_id": 4}` + "\n",
+		"n.jsonl": `{"query_id": 0, "doc_id": 3}` + "\n\n" + `{"query_id": 1, "doc_id": null}` + "\n",
+		"x.jsonl": `{"a": 0, "b": 3}` + "\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := readPairs(p("q.tsv"), &bundle.PairIDs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readPairs(p("q.jsonl"), &bundle.PairIDs{})
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 3 {
+		t.Errorf("JSON lines: %v, %v; the TSV's %v", got, err, want)
+	}
+	if got, err := readPairs(p("s.jsonl"), &bundle.PairIDs{}); err != nil || fmt.Sprint(got) != "[[0 3] [1 4]]" {
+		t.Errorf("qid, doc_id, no score: %v, %v", got, err)
+	}
+	if got, err := readPairs(p("x.jsonl")+":a,b", &bundle.PairIDs{}); err != nil || fmt.Sprint(got) != "[[0 3]]" {
+		t.Errorf("fields named: %v, %v", got, err)
+	}
+	if _, err := readPairs(p("n.jsonl"), &bundle.PairIDs{}); err == nil || !strings.Contains(err.Error(), `n.jsonl:3: "doc_id" is null`) {
+		t.Errorf("a null id: %v", err)
+	}
+	if _, err := readPairs(p("x.jsonl"), &bundle.PairIDs{}); err == nil || !strings.Contains(err.Error(), "which fields hold the query's id and the relevant row's? name them") {
+		t.Errorf("fields not found: %v", err)
 	}
 }

@@ -486,6 +486,9 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 		cols[i].lo, cols[i].hi = math.Inf(1), math.Inf(-1)
 	}
 	t := &tableParse{path: p, sep: sep, width: len(cols), header: header}
+	if header && dataFirst == nil {
+		t.headerRec = first // a line repeating it below is refused
+	}
 	head := t.block()
 	switch {
 	case !header:

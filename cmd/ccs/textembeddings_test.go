@@ -230,7 +230,7 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		{"utf16nobom.csv", `utf16nobom.csv:1: not UTF-8 but UTF-16`},
 		{"cr.csv", `cr.csv: its lines end in a carriage return alone`},
 		{"tiny400.csv", `tiny400.csv:2: "x" holds 1e-400, which rounds to 0 in float32`},
-		{"rehead.csv", `rehead.csv:4: "a" holds "a" among its numbers: a coordinate's every value must be a number (the header's name: a line repeating the header`},
+		{"rehead.csv", `rehead.csv:4: a line repeating the header ("a,b"): files joined with their headers`},
 		{"thousands.csv", `thousands.csv:3: "a" holds "1.234,5" among its numbers: a coordinate's every value must be a number (a number written with thousands separators?`},
 		{"thousands.csv:b", ``},
 		{"tinytext.csv", ``},

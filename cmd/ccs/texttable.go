@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,11 @@ type tableParse struct {
 	sep    rune // the separator; 0: blanks
 	width  int
 	header bool
+	// headerRec is the header's fields, blanks trimmed, where its line is
+	// the table's first: a line repeating it (part files joined with cat)
+	// is refused, even where its names are numbers (pandas' 0, 1, …),
+	// which would read as a row.
+	headerRec []string
 
 	n      int         // rows merged
 	blocks [][]float32 // the merged blocks' values, row-major
@@ -105,6 +111,9 @@ func (b *block) add(rec []string, line int) error {
 			what = "the header has"
 		}
 		return fmt.Errorf("%s:%d: %d fields, and %s %d (a separator %q inside a field that is not quoted?)", t.path, line, len(rec), what, t.width, string(sepOrBlank(t.sep)))
+	}
+	if h := t.headerRec; h != nil && strings.TrimSpace(rec[0]) == h[0] && slices.EqualFunc(rec, h, func(a, b string) bool { return strings.TrimSpace(a) == b }) {
+		return fmt.Errorf("%s:%d: a line repeating the header (%s): files joined with their headers (cat part-*.csv)? keep the first file's header only (tail -n +2 for the others): read as a row, it would pair every row below with the label of the one above", t.path, line, clipValue(strings.Join(h, string(sepOrBlank(t.sep)))))
 	}
 	for i, f := range rec {
 		s := &b.stats[i]
