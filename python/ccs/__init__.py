@@ -392,6 +392,8 @@ def _multi_hot(rows, missing_labels="error"):
         labels = [x for x in v if not _missing(x)]
         if len(labels) < len(v):
             holed.append(i)
+        # 3.0 is the label 3, as the command reads a list's 3.0 (a float tensor's .tolist())
+        labels = [int(x) if isinstance(x, float) and x.is_integer() else x for x in labels]
         for x in labels:
             if not isinstance(x, (str, int)) or isinstance(x, bool):
                 raise ValueError(f"labels: [{i}] holds {reprlib.repr(x)}: want labels that are strings or integers")

@@ -2462,6 +2462,16 @@ def test_bundle_label_lists_as_given(tmp_path):
             ccs.bundle(x, labels, out=tmp_path / name, **kw)
             for split in ("fit", "val", "cal", "test"):
                 assert (tmp_path / name / f"{split}.npz").read_bytes() == (tmp_path / "matrix" / f"{split}.npz").read_bytes(), (name, split)
+    # Label numbers as a float tensor's .tolist() writes them: the integers.
+    ints = [[int(j) for j in np.flatnonzero(r)] for r in m]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)
+        ccs.bundle(x, ints, out=tmp_path / "ints", **kw)
+        ccs.bundle(x, [[float(j) for j in r] for r in ints], out=tmp_path / "floats", **kw)
+    for split in ("fit", "val", "cal", "test"):
+        assert (tmp_path / "floats" / f"{split}.npz").read_bytes() == (tmp_path / "ints" / f"{split}.npz").read_bytes(), split
+    with pytest.raises(ValueError, match="strings or integers"):
+        ccs.bundle(x, [[2.5]] + ints[1:], **kw)
     tags = ["a", "b", "c", "d", "e"]
     for marker, kind in [(-1, int), ("Unknown", str)]:
         plain = [[j if kind is int else tags[j] for j in np.flatnonzero(r)] for r in m]
