@@ -145,7 +145,13 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 	} else {
 		codes, names = bundle.LabelCodes(flat)
 	}
-	sets = make([][]int32, len(lists))
+	return listSets(lists, codes), names, nil, true, nil
+}
+
+// listSets is each list's labels from codes, the lists' items' codes in
+// the lists' order, a row's sorted and each once.
+func listSets[T any](lists [][]T, codes []int64) [][]int32 {
+	sets := make([][]int32, len(lists))
 	k := 0
 	for i, l := range lists {
 		for range l {
@@ -155,7 +161,7 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 		slices.Sort(sets[i])
 		sets[i] = slices.Compact(sets[i])
 	}
-	return sets, names, nil, true, nil
+	return sets
 }
 
 // listID reads a list's item as a label number: an integer below 2^31 in

@@ -714,7 +714,6 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		}
 		return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, and line %d %s: labels of one kind, integers or names", p, a.line, field, clipJSON(a.text), b.line, clipJSON(b.text))
 	}
-	sets := make([][]int32, len(values))
 	if str != nil {
 		var flat []string
 		for _, l := range lists {
@@ -727,16 +726,7 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 			}
 		}
 		codes, names := bundle.LabelCodes(flat)
-		k := 0
-		for i, l := range lists {
-			for range l {
-				sets[i] = append(sets[i], int32(codes[k]))
-				k++
-			}
-			slices.Sort(sets[i])
-			sets[i] = slices.Compact(sets[i])
-		}
-		return labelsInput{sets: sets, names: names, strs: true, c: max(2, len(names))}, true, nil
+		return labelsInput{sets: listSets(lists, codes), names: names, strs: true, c: max(2, len(names))}, true, nil
 	}
 	null := int64(-1) // a null's mark: below every number listed, named null (labelsInput.nullID)
 	for _, l := range lists {
@@ -749,6 +739,7 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 		}
 	}
 	c, items, top, nulls := 2, 0, -1, false // top: the row listing the highest number
+	var codes []int64
 	for i, l := range lists {
 		for _, x := range l {
 			n := null
@@ -760,15 +751,14 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 				}
 				n = int64(f)
 			}
-			sets[i] = append(sets[i], int32(n))
+			codes = append(codes, n)
 			if int(n)+1 > c {
 				c, top = int(n)+1, i
 			}
 			items++
 		}
-		slices.Sort(sets[i])
-		sets[i] = slices.Compact(sets[i])
 	}
+	sets := listSets(lists, codes)
 	if c > maxListLabels(items) {
 		return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %d, a label number far beyond the others' (label numbers are a multi-hot matrix's columns, %d of them here for %d labels listed in all): a typo? ids as large as these are names — write them as strings", p, values[top].line, field, c-1, c, items)
 	}
