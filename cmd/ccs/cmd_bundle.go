@@ -403,16 +403,14 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 		}
 		if li.listIDs && li.names != nil { // ids named by -label-names or a Sequence(ClassLabel): a -1 marks a missing label
-			if li.sets, li.names, err = missingNamedIDs(li.sets, li.names, cfg.MissingLabels, o.Labels); err != nil {
+			if li.sets, li.names, err = missingNamedIDs(li.sets, li.names, cfg.MissingLabels, o.Labels, li.nullID); err != nil {
 				return err
 			}
 			li.c = len(li.names)
 		}
 		if li.listIDs && li.names == nil { // a CSV column's integer lists with a -1: named, for -missing-labels
 			li.sets, li.names = namedNegativeIDs(li.sets) // li.c follows below
-			if i := slices.Index(li.names, strconv.Itoa(int(li.nullID))); li.nullID != 0 && i >= 0 {
-				li.names[i] = bundle.NullMark // as the file writes it: null
-			}
+			li.names = nameNull(li.names, li.nullID)      // as the file writes it: null
 		}
 		// A list column's values (or a matrix's named columns): -1,
 		// "Unknown" mark no label; a Sequence(ClassLabel)'s names are

@@ -692,8 +692,11 @@ func readRowLabels(arg, namesArg string, n int, db string) ([]string, labelSets,
 			names := make([]string, len(s))
 			for j, l := range s {
 				names[j] = strconv.Itoa(int(l))
-				if li.names != nil && l >= 0 && int(l) < len(li.names) { // a -1 marks no label
+				switch {
+				case li.names != nil && l >= 0 && int(l) < len(li.names): // a -1 marks no label
 					names[j] = li.names[l]
+				case li.nullID != 0 && l == li.nullID: // a JSON-lines null
+					names[j] = "null"
 				}
 			}
 			out[i] = strings.Join(names, ", ")

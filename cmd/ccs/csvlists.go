@@ -323,7 +323,7 @@ func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string) {
 // value a label after the names, named by its decimal form (in
 // parentheses while a name has it), as a ClassLabel column's -1 is one
 // (classLabelMarks). Label j stays names[j] either way.
-func missingNamedIDs(sets [][]int32, names []string, mode bundle.MissingLabels, labels string) ([][]int32, []string, error) {
+func missingNamedIDs(sets [][]int32, names []string, mode bundle.MissingLabels, labels string, nullID int32) ([][]int32, []string, error) {
 	var marks []int64 // the negative values, distinct, sorted
 	for _, s := range sets {
 		for _, l := range s {
@@ -337,13 +337,16 @@ func missingNamedIDs(sets [][]int32, names []string, mode bundle.MissingLabels, 
 	}
 	if mode == bundle.MissingRefused {
 		named, markNames := namedNegativeIDs(sets)
-		_, _, err := bundle.MissingInLabelSets(named, markNames, false, mode, labels)
+		_, _, err := bundle.MissingInLabelSets(named, nameNull(markNames, nullID), false, mode, labels)
 		return nil, nil, err
 	}
 	slices.Sort(marks)
 	var code map[int64]int64
 	if mode == bundle.MissingClass {
 		names, code = appendMarks(names, marks)
+		if c, ok := code[int64(nullID)]; nullID != 0 && ok { // JSON's null, named so
+			names[c] = bundle.FreeName(names, "null")
+		}
 	}
 	out := make([][]int32, len(sets))
 	for i, s := range sets {
@@ -360,4 +363,15 @@ func missingNamedIDs(sets [][]int32, names []string, mode bundle.MissingLabels, 
 		out[i] = row
 	}
 	return out, names, nil
+}
+
+// nameNull renames, among names of label numbers (namedNegativeIDs'), the
+// number a JSON-lines null was read as (nullID; 0: none) to
+// bundle.NullMark, which messages write null: the file holds no -2.
+func nameNull(names []string, nullID int32) []string {
+	if i := slices.Index(names, strconv.Itoa(int(nullID))); nullID != 0 && i >= 0 {
+		names = slices.Clone(names)
+		names[i] = bundle.NullMark
+	}
+	return names
 }

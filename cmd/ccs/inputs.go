@@ -510,10 +510,13 @@ func readLabels(arg string) (labelsInput, error) {
 // that holds one; ok is false for anything else (one label a line).
 func numberRows(values []string, source string) (hot []int64, width int, ok bool, err error) {
 	split := func(v string) []string {
-		if f := strings.Fields(v); len(f) > 1 {
-			return f
+		if strings.ContainsAny(v, ",;") { // savetxt(delimiter=", "), ";": three parts at least, not a decimal comma's two
+			if f := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\t' }); len(f) > 2 {
+				return f
+			}
+			return nil
 		}
-		if f := strings.Split(v, ","); len(f) > 2 { // savetxt(delimiter=","); not a decimal comma's two parts
+		if f := strings.Fields(v); len(f) > 1 {
 			return f
 		}
 		return nil

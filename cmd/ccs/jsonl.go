@@ -833,6 +833,42 @@ var (
 	pairScoreFields = []string{"score", "relevance", "rel", "label"}
 )
 
+// jsonlAnyField is the first of names that a line of the JSON-lines file
+// p holds, looked for in every line; "" where none does.
+func jsonlAnyField(p string, names []string) (string, error) {
+	r, c, err := openText(p)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	br := r.(*bufio.Reader)
+	found := -1
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(b)) > 0 {
+			rec, perr := parseJSONLine(p, line, b)
+			if perr != nil {
+				return "", perr
+			}
+			for i, n := range names {
+				if (found < 0 || i < found) && rec.get(n) != nil {
+					found = i
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if found < 0 {
+		return "", nil
+	}
+	return names[found], nil
+}
+
 // readJSONLPairs reads relevance pairs from JSON lines, a pair a line —
 // {"query-id": "q1", "corpus-id": "d7", "score": 1} — as a qrels TSV of the
 // same is read (bundle.ReadQrels: scores of 0 or less not relevant, ids
@@ -869,6 +905,11 @@ func readJSONLPairs(p, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 			return ""
 		}
 		q, row, score := pick(pairQueryFields), pick(pairRowFields), pick(pairScoreFields)
+		if score == "" { // a first line without its score (Spark's write.json drops a null): the field of any line
+			if score, err = jsonlAnyField(p, pairScoreFields); err != nil {
+				return nil, err
+			}
+		}
 		if q == "" || row == "" {
 			return nil, fmt.Errorf("%s:%d: which fields hold the query's id and the relevant row's? name them, %s:QUERY,ROW[,SCORE] (the fields: %s)", p, line, p, strings.Join(keys, ", "))
 		}

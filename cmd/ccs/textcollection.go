@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -16,6 +18,20 @@ func init() { retrieve.RegisterText(readTextCollection) }
 // idColumns are the names of a collection's column of ids taken without
 // ?ids=, as a Parquet table's are.
 var idColumns = []string{"id", "ids", "_id"}
+
+// leftAsIDs finds, in a reading's note, the column or field it left out
+// as the ids ("id" (?ids)).
+var leftAsIDs = regexp.MustCompile(`("(?:[^"\\]|\\.)*") \(\?ids\)`)
+
+// integral says whether every value is an integer: a column of ids.
+func integral(v []float32) bool {
+	for _, x := range v {
+		if x != float32(math.Trunc(float64(x))) {
+			return false
+		}
+	}
+	return true
+}
 
 // readTextCollection reads a collection from a text table (.csv, .tsv,
 // .txt) or JSON lines, gzip-compressed too, as -embeddings reads them:
@@ -41,23 +57,19 @@ func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
 		}
 		return nil, err
 	}
-	if f.D == 1 {
-		return nil, fmt.Errorf("%s: one number a row, no embedding: a file of ids? ids go with ccs retrieve's -ids FILE, or beside the embeddings as FILE?ids=COLUMN", path)
+	if f.D == 1 && integral(f.Rows) {
+		return nil, fmt.Errorf("%s: one integer a row, no embedding: a file of ids? ids go with ccs retrieve's -ids FILE, or beside the embeddings as FILE?ids=COLUMN", path)
+	}
+	if ids == "" { // the id column the reading left out, as its note says: "id" (?ids)
+		if m := leftAsIDs.FindStringSubmatch(f.conv); m != nil {
+			ids, _ = strconv.Unquote(m[1])
+		}
 	}
 	var keys []string
-	if ids == "" {
-		for _, name := range idColumns { // the first the file has
-			k, err := readIDStrings(path+":"+name, "ids", f.N, f.D)
-			if err == nil {
-				ids, keys = name, k
-				break
-			}
-			if m := err.Error(); !strings.Contains(m, "no column "+strconv.Quote(name)) && !strings.Contains(m, "no field "+strconv.Quote(name)) {
-				return nil, err // there, and refused (a repeat, an empty one)
-			}
+	if ids != "" {
+		if keys, err = readIDStrings(path+":"+ids, "ids", f.N, f.D); err != nil {
+			return nil, err // there, and refused: a repeat, one missing, a header read otherwise
 		}
-	} else if keys, err = readIDStrings(path+":"+ids, "ids", f.N, f.D); err != nil {
-		return nil, err
 	}
 	var ints []int64
 	if ids != "" {
