@@ -1512,6 +1512,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		if err := utf8Text(path, line, rec[0]); err != nil {
 			return err
 		}
+		if !firstIsValue && strings.TrimSpace(rec[0]) == strings.TrimSpace(header[col]) && strings.TrimSpace(rec[1]) == strings.TrimSpace(header[0]) {
+			return fmt.Errorf("%s:%d: a line repeating the header (%q in column %q): files joined with their headers (cat part-*.csv)? keep the first file's header only (tail -n +2 for the others): read as a row, it would pair every row below with the label of the one above", path, line, header[col], header[col])
+		}
 		values = append(values, strings.TrimSpace(rec[0]))
 		if index {
 			if k, err := strconv.Atoi(strings.TrimSpace(rec[1])); err == nil && len(rowNumbers) == len(values)-1 {

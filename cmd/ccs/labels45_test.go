@@ -104,3 +104,33 @@ func TestUnlistedLabels(t *testing.T) {
 		t.Errorf("99 among 0 to 27: %q", msg)
 	}
 }
+
+// TestLabelsRepeatedHeader: a labels CSV made of part files joined with
+// cat repeats its header below: the line is refused at its line (read as
+// a label, every row below would pair with the label of the one above),
+// with pandas' index or without; a label that happens to be the column's
+// name beside an index that is not the header's is a label.
+func TestLabelsRepeatedHeader(t *testing.T) {
+	dir := t.TempDir()
+	p := func(s string) string { return filepath.Join(dir, s) }
+	for name, text := range map[string]string{
+		"pd.csv":    ",label\n0,cat\n1,dog\n,label\n2,cat\n",
+		"plain.csv": "label\ncat\ndog\nlabel\ncat\n",
+		"ok.csv":    ",label\n0,cat\n1,label\n2,dog\n",
+	} {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ name, want string }{
+		{"pd.csv", "pd.csv:4: a line repeating the header"},
+		{"plain.csv", "plain.csv:4: a line repeating the header"},
+	} {
+		if _, err := readLabels(p(c.name) + ":label"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want …%s…", c.name, err, c.want)
+		}
+	}
+	if li, err := readLabels(p("ok.csv") + ":label"); err != nil || len(li.names) != 3 {
+		t.Errorf("a label named as the column: %v, names %q", err, li.names)
+	}
+}
