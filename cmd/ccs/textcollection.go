@@ -75,8 +75,8 @@ func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
 	if ids != "" {
 		ints = make([]int64, len(keys))
 		for i, k := range keys {
-			v, err := strconv.ParseInt(k, 10, 64)
-			if err != nil || strconv.FormatInt(v, 10) != k { // "007" stays a key
+			v, ok := integerText(k)                                                           // 103, or 103.0 as pandas writes an integer column that held a NaN
+			if c := strconv.FormatInt(v, 10); !ok || k != c && !strings.HasPrefix(k, c+".") { // "007" stays a key
 				ints = nil
 				break
 			}

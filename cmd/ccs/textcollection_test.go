@@ -115,6 +115,8 @@ func TestTextCollectionIDColumn(t *testing.T) {
 	files := map[string]string{
 		"beir.jsonl": `{"_id": "d1", "title": "a", "emb": [0.5, 1]}` + "\n" + `{"_id": "d2", "title": "b", "emb": [1.5, -1]}` + "\n",
 		"ids.csv":    "id,x,y\n7,0.5,1\n9,1.5,-1\n",
+		"fids.csv":   "id,x,y\n7.0,0.5,1\n9.0,1.5,-1\n",
+		"zids.csv":   "id,x,y\n007,0.5,1\n9,1.5,-1\n",
 		"dup.csv":    "id,x,y\n7,0.5,1\n7,1.5,-1\n",
 		"none.csv":   "x,y\n0.5,1\n1.5,-1\n",
 		"ids.txt":    "1\n2\n3\n",
@@ -132,6 +134,8 @@ func TestTextCollectionIDColumn(t *testing.T) {
 	}{
 		{"beir.jsonl", []int64{0, 1}, []string{"d1", "d2"}, ""},
 		{"ids.csv", []int64{7, 9}, nil, ""},
+		{"fids.csv", []int64{7, 9}, nil, ""},                  // pandas' integers that held a NaN
+		{"zids.csv", []int64{0, 1}, []string{"007", "9"}, ""}, // "007" a key, as written
 		{"none.csv", []int64{0, 1}, nil, ""},
 		{"dup.csv", nil, nil, "7"},
 		{"ids.txt", nil, nil, "a file of ids? ids go with ccs retrieve's -ids FILE"},
