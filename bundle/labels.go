@@ -1192,7 +1192,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			return nil, fmt.Errorf("%s:%d: an empty field (%q): want query, relevant row [, score], each given%s", name, line, text, hint)
 		}
 		if len(fields) < 2 || len(fields) > 3 {
-			return nil, fmt.Errorf("%s:%d: %s, want query, relevant row [, score]%s", name, line, columnsOf(fields, line == 1 && ids.Header(fields[0], fields[1])), wideHint(fields))
+			return nil, fmt.Errorf("%s:%d: %s, want query, relevant row [, score]%s", name, line, columnsOf(fields, line == 1 && len(fields) >= 2 && ids.Header(fields[0], fields[1])), wideHint(fields))
 		}
 		if cols == 0 {
 			cols, colsLine = len(fields), line

@@ -252,29 +252,28 @@ var tables atomic.Pointer[func(path, column, ids string) (*Collection, error)]
 func RegisterTables(read func(path, column, ids string) (*Collection, error)) { tables.Store(&read) }
 
 // texts reads text tables and JSON lines for ReadCollection (RegisterText).
-var texts atomic.Pointer[func(path, name, ids string) (*Collection, error)]
+var texts atomic.Pointer[func(path, name, ids string) (*Collection, bool, error)]
 
 // RegisterText makes ReadCollection (and Open) read text tables and JSON
-// lines (.csv, .tsv, .txt, .jsonl, .ndjson, .json, gzip-compressed too)
-// by read, given the path, the embedding's column or field and the ids'
-// ("" to choose): what the ccs command does, whose readers of a user's
-// text they are. read is given the files of formats no reader here
-// reads by their names — HDF5 and AnnData, MATLAB, workbooks, R's, Zarr
-// — too, to say what they are as the command's other inputs do.
-func RegisterText(read func(path, name, ids string) (*Collection, error)) { texts.Store(&read) }
+// lines by read, given the path, the embedding's column or field and the
+// ids' ("" to choose): what the ccs command does, whose readers of a
+// user's text they are. read is given every file first, and says (ok)
+// whether it took it: the files it reads, and those of formats it names
+// to refuse (HDF5, a workbook …) as the command's other inputs do.
+func RegisterText(read func(path, name, ids string) (c *Collection, ok bool, err error)) {
+	texts.Store(&read)
+}
 
-// textFile says whether path names a text table or JSON lines, or a file
-// of a format named for RegisterText's reader to refuse, by its extension
-// (past a .gz; a directory's, emb.zarr/, too).
+// textFile says whether path names a text table or JSON lines by its
+// extension (past a .gz), which a program without a RegisterText reader
+// refuses saying so.
 func textFile(path string) bool {
-	path = filepath.Clean(path)
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".gz" {
 		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(path, filepath.Ext(path))))
 	}
 	switch ext {
-	case ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json",
-		".h5ad", ".h5", ".hdf5", ".hdf", ".he5", ".keras", ".mat", ".xlsx", ".xls", ".ods", ".rds", ".rda", ".rdata", ".zarr":
+	case ".csv", ".tsv", ".jsonl", ".ndjson", ".json": // a .txt of ids is told below
 		return true
 	}
 	return false
@@ -310,13 +309,12 @@ func ReadCollection(spec string) (*Collection, error) {
 	if err := bundle.PickleFile(path); err != nil {
 		return nil, err
 	}
-	if textFile(path) {
-		if read := texts.Load(); read != nil {
-			return (*read)(path, name, idName)
+	if read := texts.Load(); read != nil {
+		if c, ok, err := (*read)(path, name, idName); ok {
+			return c, err
 		}
-		if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" || ext == ".jsonl" || ext == ".ndjson" || ext == ".json" || ext == ".gz" { // a .txt of ids is told below
-			return nil, fmt.Errorf("%s: a text table or JSON lines, which the ccs command reads as a collection (-db) and this program does not: write the embeddings as an .npy (np.save) or a Parquet table", path)
-		}
+	} else if textFile(path) {
+		return nil, fmt.Errorf("%s: a text table or JSON lines, which the ccs command reads as a collection (-db) and this program does not: write the embeddings as an .npy (np.save) or a Parquet table", path)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".npy" {

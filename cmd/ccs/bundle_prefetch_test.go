@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -44,4 +46,13 @@ func TestBundleLabelsReadAlongside(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "lab.txt: 1 labels for the 20000 rows") {
 		t.Errorf("labels bad: %v; want the labels' count refused", err)
 	}
+}
+
+// gzipped is text gzip-compressed, for files cut short in the tests.
+func gzipped(text string) []byte {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(text))
+	z.Close()
+	return b.Bytes()
 }

@@ -1132,6 +1132,11 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("userhdr.txt"), []byte("user_id\n"+ids.String()), 0o644)
 	os.WriteFile(p("moviehdr.txt"), []byte("movie_id\n"+ids.String()), 0o644)
 	os.WriteFile(p("qrels.tsv"), []byte("query-id\tcorpus-id\tscore\nq0\td1\t1\n"), 0o644)
+	os.WriteFile(p("qrels-null.jsonl"), []byte(`{"query-id": 0, "corpus-id": 1}`+"\n"+`{"query-id": 1, "corpus-id": null}`+"\n"), 0o644)
+	os.WriteFile(p("qrels-nofield.jsonl"), []byte(`{"q": 0, "d": 1}`+"\n"), 0o644)
+	cut := gzipped(strings.Repeat("0\t1\t1\n1\t2\t1\n", 2000))
+	os.WriteFile(p("qrels-cut.tsv.gz"), cut[:len(cut)/2], 0o644)
+	os.WriteFile(p("qrels-one.tsv"), []byte("0\n1\n"), 0o644)
 	os.WriteFile(p("unscored.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t0\n2\t3\t0\n"), 0o644)
 	os.WriteFile(p("nanscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\tnan\n"), 0o644)
 	os.WriteFile(p("noscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\t\n"), 0o644)
@@ -1313,6 +1318,10 @@ func TestBundleBadInput(t *testing.T) {
 		{"a text file of ids given a column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("ids.txt") + ":id"}, false, p("ids.txt") + ":id: a text file of ids has no columns: it holds one id a line (a .csv or .tsv may name its column)"},
 		{"ids without pairs", []string{"-ids", p("ids.txt")}, true, "bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs"},
 		{"ids for other rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids3.txt")}, false, "ids3.txt: 3 ids for 400 rows"},
+		{"JSON lines of pairs, a null id", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels-null.jsonl")}, false, `qrels-null.jsonl:2: "corpus-id" is null: every pair names its query and its row`},
+		{"JSON lines of pairs, fields of other names", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels-nofield.jsonl")}, false, "qrels-nofield.jsonl:1: which fields hold the query's id and the relevant row's? name them"},
+		{"qrels.tsv.gz cut short", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels-cut.tsv.gz")}, false, "qrels-cut.tsv.gz: the gzip stream stops before its end: the file is cut short"},
+		{"qrels of one column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels-one.tsv")}, false, "qrels-one.tsv:1: 1 columns, want query, relevant row [, score]"},
 		{"a table of pairs with one column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet")}, false, "huge.parquet: which columns hold the pairs? give " + p("huge.parquet") + `:QUERY,ROW or ` + p("huge.parquet") + `:QUERY,ROW,SCORE (the columns: "label" uint64)`},
 		{"a table's pair column absent", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet") + ":label,doc"}, false, `huge.parquet: no column "doc"`},
 		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2, numbered from 0 — in a text file, its lines 1 and 3); 2 ids repeat (397 rows beyond each one's first): keep each id's first row`},

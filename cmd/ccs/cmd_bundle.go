@@ -290,7 +290,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		epath, _ := bundle.SplitInput(o.Embeddings)
 		for _, f := range []struct{ flag, arg, what string }{{"-labels", o.Labels, "labels"}, {"-groups", o.Groups, "groups"}, {"-sessions", o.Sessions, "sessions"}, {"-blocks", o.Blocks, "blocks"}, {"-ids", o.IDs, ""}} {
 			if p, col := bundle.SplitInput(f.arg); f.arg != "" && sameFile(p, epath) && (col != "" || f.what != "") {
-				others = append(others, otherColumn{col, f.flag, columnNames("", f.what)})
+				others = append(others, otherColumn{column: col, flag: f.flag, names: columnNames("", f.what)})
 			}
 		}
 		if emb, err = readEmbeddingsCtx(ctx, o.Embeddings, false, others...); err != nil {

@@ -22,8 +22,8 @@ import (
 // (n, c) matrix, row-major (multiHotLabels reads it), sets nil.
 func csvLabelLists(values []string, source string) (sets [][]int32, names []string, hot []int64, ok bool, err error) {
 	lists := make([][]string, len(values))
-	real, boolean := -1, -1  // the first row listing a number that is no integer literal (0.0, 2.5), True or False
-	number, quoted := -1, -1 // the first row listing an unquoted number, a quoted string
+	realRow, boolean := -1, -1 // the first row listing a number that is no integer literal (0.0, 2.5), True or False
+	number, quoted := -1, -1   // the first row listing an unquoted number, a quoted string
 	seen, bad := false, -1
 	var badErr error
 	for i, v := range values {
@@ -42,8 +42,8 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 			}
 			continue
 		}
-		if kinds&itemReal != 0 && real < 0 {
-			real = i
+		if kinds&itemReal != 0 && realRow < 0 {
+			realRow = i
 		}
 		if kinds&itemBool != 0 && boolean < 0 {
 			boolean = i
@@ -116,17 +116,17 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 			}
 		}
 	}
-	if real >= 0 && !ints { // the first row of a real number that is no integer (all unquoted, above)
-		real = slices.IndexFunc(lists, func(l []string) bool {
+	if realRow >= 0 && !ints { // the first row of a real number that is no integer
+		row := slices.IndexFunc(lists, func(l []string) bool {
 			return slices.ContainsFunc(l, func(s string) bool {
 				_, id := listID(s)
 				_, err := strconv.ParseFloat(s, 64)
 				return !id && err == nil
 			})
 		})
-	}
-	if real >= 0 && !ints {
-		return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: a number that is no integer, where a list's numbers are label numbers (integers); lists of 0s and 1s of one length a row are a multi-hot matrix's rows", source, real, strings.TrimSpace(values[real]))
+		if row >= 0 {
+			return nil, nil, nil, false, fmt.Errorf("%s: row %d, %s: a number that is no integer, where a list's numbers are label numbers (integers); lists of 0s and 1s of one length a row are a multi-hot matrix's rows", source, row, strings.TrimSpace(values[row]))
+		}
 	}
 	var codes []int64
 	if ints {

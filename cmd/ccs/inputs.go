@@ -39,8 +39,6 @@ func inputKind(path string) (string, error) {
 		return ext, nil
 	case ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle":
 		return "", bundle.PickleFile(path)
-	case ".h5ad", ".h5", ".hdf5", ".hdf", ".he5", ".keras", ".mat", ".xlsx", ".xls", ".ods", ".rds", ".rda", ".rdata", ".zarr":
-		return "", fmt.Errorf("%s: %s", path, otherFormat(ext))
 	case ".arrow", ".feather": // read as Parquet is: a table of columns
 		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":
@@ -56,6 +54,9 @@ func inputKind(path string) (string, error) {
 	case ".jsonl", ".ndjson", ".json": // JSON Lines: datasets' to_json writes them to a .json
 		return ".jsonl", nil
 	default:
+		if other := otherFormat(ext); other != "" { // .h5ad, .xlsx, …: what it is, and how to write its arrays out
+			return "", fmt.Errorf("%s: %s", path, other)
+		}
 		if ext == "" && bundle.IsTable(path) { // a Hugging Face dataset's directory
 			return ".parquet", nil
 		}

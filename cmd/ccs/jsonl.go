@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/jsonscan"
@@ -272,23 +271,23 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 	if err != nil {
 		return e, "", err
 	}
-	flagOf := func(key string) string { // the flag whose field key is, or ""
-		for _, o := range others {
+	otherOf := func(key string) *otherColumn { // the other column key is, or nil
+		for i, o := range others {
 			names := o.names
 			if o.column != "" {
 				names = []string{o.column}
 			}
 			if slices.Contains(names, key) {
-				return o.flag
+				return &others[i]
 			}
 		}
-		return ""
+		return nil
 	}
 	if field == "" {
 		var lists []string
 		longest := 0
 		for _, m := range first {
-			if v, ok := jsonscan.Floats[float64](nil, m.Value); ok && len(v) > 0 && flagOf(m.Key) == "" {
+			if v, ok := jsonscan.Floats[float64](nil, m.Value); ok && len(v) > 0 && otherOf(m.Key) == nil {
 				lists = append(lists, m.Key)
 				if len(v) > longest {
 					longest = len(v)
@@ -398,10 +397,11 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 	}
 	var left []string
 	for _, k := range first.keys() {
-		switch flag := flagOf(k); {
+		switch o := otherOf(k); {
 		case k == top:
-		case flag != "":
-			left = append(left, fmt.Sprintf("%q (%s)", k, flag))
+		case o != nil:
+			left = append(left, fmt.Sprintf("%q (%s)", k, o.flag))
+			o.found(k)
 		default:
 			left = append(left, strconv.Quote(k))
 		}
@@ -467,9 +467,24 @@ func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, na
 			return nil, "", fmt.Errorf("%s:%d: both %q and %q could hold the %s: name one, %s:%s", p, line, named[0], named[1], what, p, named[0])
 		}
 	}
-	value := func(rec jsonlRecord, line int) (jsonlValue, error) {
+	values, err = jsonlRows(p, br, first, line, []string{field}, nil, what, lists)
+	return values, field, err
+}
+
+// jsonlRows reads fields of every line of a JSON-lines file in one pass,
+// the first line (first, read at line) its reader's last, the rest from
+// br in blocks on every core: the fields' values a line after another
+// (len(fields) a line).
+// Where optional[i], field i may be missing from a line (kind 'm');
+// otherwise a line without it is refused. A list is a value of kind 'l'
+// where lists, else refused; an object always.
+func jsonlRows(p string, br *bufio.Reader, first jsonlRecord, line int, fields []string, optional []bool, what string, lists bool) ([]jsonlValue, error) {
+	value := func(rec jsonlRecord, line int, field string, optional bool) (jsonlValue, error) {
 		v := rec.get(field)
-		if v == nil {
+		switch {
+		case v == nil && optional:
+			return jsonlValue{"", 'm', line}, nil
+		case v == nil:
 			return jsonlValue{}, noField(p, line, field, rec)
 		}
 		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
@@ -498,11 +513,20 @@ func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, na
 		}
 		return jsonlValue{}, fmt.Errorf("%s:%d: %q holds an object (%s), not one of the %s", p, line, field, clipValue(string(v)), what)
 	}
-	v, err := value(first, line)
-	if err != nil {
-		return nil, "", err
+	row := func(rec jsonlRecord, line int, out []jsonlValue) ([]jsonlValue, error) {
+		for i, f := range fields {
+			v, err := value(rec, line, f, i < len(optional) && optional[i])
+			if err != nil {
+				return out, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
 	}
-	values = []jsonlValue{v}
+	rows, err := row(first, line, nil)
+	if err != nil {
+		return nil, err
+	}
 	err = inBlocks(br, p, line+1, cutLines, func(data []byte, line int) ([]jsonlValue, error) {
 		var out []jsonlValue
 		err := jsonlLines(data, line, func(l []byte, line int) error {
@@ -510,18 +534,15 @@ func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, na
 			if err != nil {
 				return err
 			}
-			v, err := value(rec, line)
-			if err == nil {
-				out = append(out, v)
-			}
+			out, err = row(rec, line, out)
 			return err
 		})
 		return out, err
 	}, func(b []jsonlValue) error {
-		values = append(values, b...)
+		rows = append(rows, b...)
 		return nil
 	})
-	return values, field, err
+	return rows, err
 }
 
 // jsonlIDs numbers a JSON-lines field's labels as a Parquet column's
@@ -745,11 +766,10 @@ func jsonlLabelLists(p, field string, values []jsonlValue) (li labelsInput, ok b
 			n := null
 			nulls = nulls || x == nil
 			if x != nil {
-				f, err := x.(json.Number).Float64()
-				if err != nil || f != math.Trunc(f) || f >= 1<<31 || f < -(1<<31) {
+				var ok bool
+				if n, ok = listID(x.(json.Number).String()); !ok { // as a CSV list's: 3, 3.0, 1e0
 					return labelsInput{}, false, fmt.Errorf("%s:%d: %q lists %s, which is no label number: label numbers are integers below 2^31, names strings; lists of 0s and 1s of one length a row are a multi-hot matrix's rows", p, values[i].line, field, x)
 				}
-				n = int64(f)
 			}
 			codes = append(codes, n)
 			if int(n)+1 > c {
@@ -803,16 +823,13 @@ func bit(x any) int64 {
 	return 0
 }
 
-// clipJSON is a JSON value's text for a message, cut past 60 bytes.
+// clipJSON is a JSON value's text for a message, cut past 60 bytes as
+// clipValue cuts a table's, unquoted: JSON is quoted as it is.
 func clipJSON(v string) string {
-	if len(v) <= 60 {
-		return v
+	if head, cut := clipText(v); cut {
+		return fmt.Sprintf("%s… (%d bytes)", head, len(v))
 	}
-	k := 60
-	for k > 0 && !utf8.RuneStart(v[k]) {
-		k--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", v[:k], len(v))
+	return v
 }
 
 // jsonText writes a decoded JSON value back as JSON, for a message.
@@ -833,42 +850,6 @@ var (
 	pairScoreFields = []string{"score", "relevance", "rel", "label"}
 )
 
-// jsonlAnyField is the first of names that a line of the JSON-lines file
-// p holds, looked for in every line; "" where none does.
-func jsonlAnyField(p string, names []string) (string, error) {
-	r, c, err := openText(p)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	br := r.(*bufio.Reader)
-	found := -1
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			rec, perr := parseJSONLine(p, line, b)
-			if perr != nil {
-				return "", perr
-			}
-			for i, n := range names {
-				if (found < 0 || i < found) && rec.get(n) != nil {
-					found = i
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", p, err)
-		}
-	}
-	if found < 0 {
-		return "", nil
-	}
-	return names[found], nil
-}
-
 // readJSONLPairs reads relevance pairs from JSON lines, a pair a line —
 // {"query-id": "q1", "corpus-id": "d7", "score": 1} — as a qrels TSV of the
 // same is read (bundle.ReadQrels: scores of 0 or less not relevant, ids
@@ -876,7 +857,18 @@ func jsonlAnyField(p string, names []string) (string, error) {
 // or FILE:QUERY,ROW,SCORE), else those named as qrels name them, the
 // score's optional. Messages give the file's lines.
 func readJSONLPairs(p, columns string, ids *bundle.PairIDs) ([][2]int, error) {
+	r, c, err := openText(p)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	br := r.(*bufio.Reader)
+	first, line, err := jsonlFirst(p, br)
+	if err != nil {
+		return nil, err
+	}
 	var fields []string
+	var optional []bool // the score's candidates, where no field is named: a first line may lack its score (Spark's write.json drops a null)
 	if columns != "" {
 		fields = strings.Split(columns, ",")
 		if len(fields) != 2 && len(fields) != 3 {
@@ -886,15 +878,6 @@ func readJSONLPairs(p, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 			fields[i] = strings.TrimSpace(fields[i])
 		}
 	} else {
-		r, c, err := openText(p)
-		if err != nil {
-			return nil, err
-		}
-		first, line, err := jsonlFirst(p, r.(*bufio.Reader))
-		c.Close()
-		if err != nil {
-			return nil, err
-		}
 		keys := first.keys()
 		pick := func(names []string) string {
 			for _, n := range names {
@@ -904,44 +887,60 @@ func readJSONLPairs(p, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 			}
 			return ""
 		}
-		q, row, score := pick(pairQueryFields), pick(pairRowFields), pick(pairScoreFields)
-		if score == "" { // a first line without its score (Spark's write.json drops a null): the field of any line
-			if score, err = jsonlAnyField(p, pairScoreFields); err != nil {
-				return nil, err
-			}
-		}
+		q, row := pick(pairQueryFields), pick(pairRowFields)
 		if q == "" || row == "" {
 			return nil, fmt.Errorf("%s:%d: which fields hold the query's id and the relevant row's? name them, %s:QUERY,ROW[,SCORE] (the fields: %s)", p, line, p, strings.Join(keys, ", "))
 		}
-		fields = []string{q, row}
-		if score != "" {
-			fields = append(fields, score)
+		fields, optional = append([]string{q, row}, pairScoreFields...), []bool{false, false}
+		for range pairScoreFields {
+			optional = append(optional, true)
 		}
 	}
-	cols := make([][]jsonlValue, len(fields))
-	for i, f := range fields {
-		v, _, err := readJSONLValues(p, f, "pairs", false)
-		if err != nil {
-			return nil, err
+	values, err := jsonlRows(p, br, first, line, fields, optional, "pairs", false)
+	if err != nil {
+		return nil, err
+	}
+	k := len(fields)
+	cols := []int{0, 1} // the fields read: query, row and, where some line has one, the score
+	if columns != "" {
+		cols = cols[:0]
+		for i := range fields {
+			cols = append(cols, i)
 		}
-		cols[i] = v
+	} else {
+	score:
+		for i := 2; i < k; i++ { // the first score field a line has, which every line must have
+			for j := i; j < len(values); j += k {
+				if values[j].kind != 'm' {
+					cols = append(cols, i)
+					break score
+				}
+			}
+		}
+		if len(cols) == 3 {
+			for j := cols[2]; j < len(values); j += k {
+				if values[j].kind == 'm' {
+					return nil, fmt.Errorf("%s:%d: no field %q, which other lines score their pairs with: score every pair, or none", p, values[j].line, fields[cols[2]])
+				}
+			}
+		}
 	}
 	var b strings.Builder // the pairs as a qrels TSV, each on its line of the file
 	at := 1
-	for k := range cols[0] {
-		line := cols[0][k].line
+	for base := 0; base < len(values); base += k {
+		line := values[base].line
 		for ; at < line; at++ {
 			b.WriteByte('\n')
 		}
-		for i := range cols {
-			v := cols[i][k]
+		for n, i := range cols {
+			v := values[base+i]
 			switch {
 			case v.kind == 0:
 				return nil, fmt.Errorf("%s:%d: %q is null: every pair names its query and its row", p, v.line, fields[i])
 			case v.kind == 'b' || strings.ContainsAny(v.text, "\t\n\r"):
-				return nil, fmt.Errorf("%s:%d: %q holds %s: want an id (a string or an integer)%s", p, v.line, fields[i], v.typed(), map[bool]string{true: " or a score", false: ""}[i == 2])
+				return nil, fmt.Errorf("%s:%d: %q holds %s: want an id (a string or an integer)%s", p, v.line, fields[i], v.typed(), map[bool]string{true: " or a score", false: ""}[n == 2])
 			}
-			if i > 0 {
+			if n > 0 {
 				b.WriteByte('\t')
 			}
 			b.WriteString(v.text)

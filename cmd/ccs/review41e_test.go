@@ -23,7 +23,7 @@ func TestReview41TwoColumnDecimalCommaRead(t *testing.T) {
 // as -labels' column.
 func TestReview41OtherColumnBlankName(t *testing.T) {
 	p := reproWrite(t, "emb.csv", ",x,y,label\nAAAC,0.1,0.2,B\nAAAG,0.3,0.4,T\nAACT,0.5,0.6,B\n")
-	_, note, _, err := readTextEmbeddings(p, "", otherColumn{"", "-labels", []string{"labels", "label"}})
+	_, note, _, err := readTextEmbeddings(p, "", otherColumn{flag: "-labels", names: []string{"labels", "label"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,7 +259,7 @@ func TestReview45cDBOneColumnOfRealsRefused(t *testing.T) {
 	if _, err := readEmbeddings(filepath.Join(dir, "emb.csv"), false); err != nil {
 		t.Fatalf("-embeddings: %v", err)
 	}
-	if _, err := readTextCollection(filepath.Join(dir, "emb.csv"), "", ""); err != nil {
+	if _, _, err := readTextCollection(filepath.Join(dir, "emb.csv"), "", ""); err != nil {
 		t.Errorf("-db emb.csv (a column of reals, as -embeddings reads it): %v; want d = 1", err)
 	}
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
-	"regexp"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -12,16 +12,12 @@ import (
 
 // The command's -db (compare, evaluate, retrieve, serve, calibrate's
 // reference pool, collection load) reads a text table or JSON lines as
-// -embeddings does.
+// -embeddings does, and refuses the formats -embeddings refuses by name.
 func init() { retrieve.RegisterText(readTextCollection) }
 
 // idColumns are the names of a collection's column of ids taken without
 // ?ids=, as a Parquet table's are.
 var idColumns = []string{"id", "ids", "_id"}
-
-// leftAsIDs finds, in a reading's note, the column or field it left out
-// as the ids ("id" (?ids)).
-var leftAsIDs = regexp.MustCompile(`("(?:[^"\\]|\\.)*") \(\?ids\)`)
 
 // integral says whether every value is an integer: a column of ids.
 func integral(v []float32) bool {
@@ -38,37 +34,41 @@ func integral(v []float32) bool {
 // FILE:COLUMN (or FIELD) names the embedding; ?ids=NAME a column or field
 // of ids — integers the items' ids, other strings their keys — left out
 // of the embedding; without it, one named id, ids or _id, or else the
-// row numbers. A file of one number a row (ids given as -db) is refused.
-func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
+// row numbers. A file of one integer a row (ids given as -db) is refused,
+// and so is a file of a format -embeddings names to refuse (HDF5, a
+// workbook …); ok is false for any other file, retrieve's own to read.
+func readTextCollection(path, name, ids string) (c *retrieve.Collection, ok bool, err error) {
+	if other := otherFormat(strings.ToLower(filepath.Ext(filepath.Clean(path)))); other != "" {
+		return nil, true, fmt.Errorf("%s: %s", path, other)
+	}
+	if kind, err := inputKind(path); err != nil || kind != ".txt" && kind != ".jsonl" {
+		return nil, false, nil
+	}
 	arg := path
 	if name != "" {
 		arg = path + ":" + name
 	}
-	var others []otherColumn
-	if ids != "" {
-		others = append(others, otherColumn{column: ids, flag: "?ids=" + ids})
-	} else { // a column or field id, ids or _id (BEIR's corpus) is the ids, as a Parquet table's is
-		others = append(others, otherColumn{flag: "?ids", names: idColumns})
+	other := otherColumn{column: ids, flag: "?ids=" + ids, leftOut: new(string)}
+	if ids == "" { // a column or field id, ids or _id (BEIR's corpus) is the ids, as a Parquet table's is
+		other = otherColumn{flag: "?ids", names: idColumns, leftOut: new(string)}
 	}
-	f, err := readEmbeddings(arg, false, others...)
+	f, err := readEmbeddings(arg, false, other)
 	if err != nil {
 		if ids == "" && strings.Contains(err.Error(), "an id or labels read as a coordinate?") {
-			return nil, fmt.Errorf("%w; as a collection's ids: %s?ids=COLUMN", err, path)
+			return nil, true, fmt.Errorf("%w; as a collection's ids: %s?ids=COLUMN", err, path)
 		}
-		return nil, err
+		return nil, true, err
 	}
 	if f.D == 1 && integral(f.Rows) {
-		return nil, fmt.Errorf("%s: one integer a row, no embedding: a file of ids? ids go with ccs retrieve's -ids FILE, or beside the embeddings as FILE?ids=COLUMN", path)
+		return nil, true, fmt.Errorf("%s: one integer a row, no embedding: a file of ids? ids go with ccs retrieve's -ids FILE, or beside the embeddings as FILE?ids=COLUMN", path)
 	}
-	if ids == "" { // the id column the reading left out, as its note says: "id" (?ids)
-		if m := leftAsIDs.FindStringSubmatch(f.conv); m != nil {
-			ids, _ = strconv.Unquote(m[1])
-		}
+	if ids == "" { // the id column the reading left out
+		ids = *other.leftOut
 	}
 	var keys []string
 	if ids != "" {
 		if keys, err = readIDStrings(path+":"+ids, "ids", f.N, f.D); err != nil {
-			return nil, err // there, and refused: a repeat, one missing, a header read otherwise
+			return nil, true, err // there, and refused: a repeat, one missing, a header read otherwise
 		}
 	}
 	var ints []int64
@@ -83,17 +83,17 @@ func readTextCollection(path, name, ids string) (*retrieve.Collection, error) {
 			ints[i] = v
 		}
 	}
-	c, err := retrieve.NewCollection(f.Rows, f.D, ints)
+	c, err = retrieve.NewCollection(f.Rows, f.D, ints)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, true, fmt.Errorf("%s: %w", path, err)
 	}
 	c.Converted = f.conv
 	if keys != nil && ints == nil {
 		if err := c.SetKeys(keys); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, true, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return c, nil
+	return c, true, nil
 }
 
 // noteStore says, on stderr, what reading a collection converted — a

@@ -140,7 +140,7 @@ func TestTextCollectionIDColumn(t *testing.T) {
 		{"dup.csv", nil, nil, "7"},
 		{"ids.txt", nil, nil, "a file of ids? ids go with ccs retrieve's -ids FILE"},
 	} {
-		col, err := readTextCollection(p(c.name), "", "")
+		col, _, err := readTextCollection(p(c.name), "", "")
 		switch {
 		case c.err != "":
 			if err == nil || !strings.Contains(err.Error(), c.err) {

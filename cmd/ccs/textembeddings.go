@@ -521,6 +521,7 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 			for i, name := range first { // trimmed, as the labels' reader matches them
 				if o.column != "" && name == strings.TrimSpace(o.column) || o.column == "" && name != "" && slices.Contains(o.names, name) {
 					cols[i].other = o.flag
+					o.found(name)
 				}
 			}
 		}
@@ -665,6 +666,16 @@ func span(names []string) string {
 type otherColumn struct {
 	column, flag string
 	names        []string // without a column named: the names the flag's reader looks for (label, labels)
+	// leftOut, where not nil, is set to the name of the first column (or
+	// field) the reading left out as the flag's: the one it found.
+	leftOut *string
+}
+
+// found records, in o.leftOut, name as the column o's flag found.
+func (o otherColumn) found(name string) {
+	if o.leftOut != nil && *o.leftOut == "" {
+		*o.leftOut = name
+	}
 }
 
 // chooseColumns chooses the embedding's columns of a table, as
@@ -762,14 +773,23 @@ func chooseColumns(p, spec string, header bool, first []string, cols []textColum
 // clipValue quotes a value of a table for a message, a long one (a list
 // of 768 numbers) cut to its start.
 func clipValue(v string) string {
+	if head, cut := clipText(v); cut {
+		return fmt.Sprintf("%q… (%d bytes)", head, len(v))
+	}
+	return strconv.Quote(v)
+}
+
+// clipText is v's first 60 bytes, cut at a character's start, and
+// whether that is less than v.
+func clipText(v string) (head string, cut bool) {
 	if len(v) <= 60 {
-		return strconv.Quote(v)
+		return v, false
 	}
 	k := 60
 	for k > 0 && !utf8.RuneStart(v[k]) {
 		k--
 	}
-	return fmt.Sprintf("%q… (%d bytes)", v[:k], len(v))
+	return v[:k], true
 }
 
 // textColumns chooses the embedding's columns of a table: those spec
