@@ -264,7 +264,14 @@ type madeBundles struct {
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 	path, columns := bundle.SplitInput(path) // as ccs bundle -pairs splits it
 	isTable := bundle.IsTable(path)          // as ccs bundle -pairs tells a table
-	if ext := strings.ToLower(filepath.Ext(path)); !isTable && ext != ".tsv" && ext != ".csv" && ext != ".txt" {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".gz" { // qrels.tsv.gz, which table.ReadQrels decompresses
+		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(path, filepath.Ext(path))))
+	}
+	if ext == ".jsonl" || ext == ".ndjson" {
+		return nil, "", fmt.Errorf("bundle: pairs %s: JSON lines of pairs are read by the command (ccs bundle -pairs %s), not here: pass them as BEIR's dict, {query id: {row id: score}} (json.loads of each line), or write them as a qrels .tsv", path, path)
+	}
+	if !isTable && ext != ".tsv" && ext != ".csv" && ext != ".txt" {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return nil, "", fmt.Errorf("bundle: pairs %s: a directory without state.json or dataset_dict.json: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), a Hugging Face dataset's directory (save_to_disk), or a directory named *.parquet of Parquet parts (as Dask and Spark write one)", path)
 		}

@@ -616,7 +616,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     left out with a warning; (m, 3) with a score each, 0 or less judged not
     relevant, a missing score refused; BEIR's qrels dict, {query id: {row
     id: score}}, as its loader returns it; or the path of a qrels file,
-    BEIR's qrels/test.tsv or a .parquet or .arrow table of query-id,
+    BEIR's qrels/test.tsv (or .tsv.gz) or a .parquet or .arrow table of query-id,
     corpus-id and score as the Hub holds them, a dataset's directory
     (save_to_disk) or a directory of Parquet parts named *.parquet (Dask,
     Spark), "PATH:QUERY,ROW[,SCORE]" naming a table's columns, read by

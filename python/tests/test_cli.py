@@ -2,6 +2,7 @@
 the same arrays, the same set files byte for byte, the same numbers (equal,
 not close)."""
 
+import gzip
 import hashlib
 import io
 import json
@@ -352,11 +353,17 @@ def test_qrels_ids_with_spaces(tmp_path):
     named = [(qids[q], ids[(5 * q + 115) % 200]) for q in range(40)]
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t1\n" for q, r in named))
     (tmp_path / "qrels.csv").write_text("query-id,corpus-id\n" + "".join(f"{q},{r}\n" for q, r in named))
+    with gzip.open(tmp_path / "qrels.tsv.gz", "wt") as f:  # as BEIR's downloads hold them
+        f.write((tmp_path / "qrels.tsv").read_text())
     want = ccs.bundle(emb, queries=queries, pairs=named, ids=ids, query_ids=qids, k=1, kneg=4, seed=5)
-    for f in ("qrels.tsv", "qrels.csv"):
+    for f in ("qrels.tsv", "qrels.csv", "qrels.tsv.gz"):
         got = ccs.bundle(emb, queries=queries, pairs=tmp_path / f, ids=ids, query_ids=qids, k=1, kneg=4, seed=5)
         for split, b in got.items():
             assert np.array_equal(b.index, want[split].index), (f, split)
+    # JSON lines of pairs are the command's: refused here, saying what to pass.
+    (tmp_path / "qrels.jsonl").write_text("".join(json.dumps({"query-id": q, "corpus-id": r, "score": 1}) + "\n" for q, r in named))
+    with pytest.raises(ValueError, match=r"qrels.jsonl: JSON lines of pairs are read by the command .* pass them as BEIR's dict"):
+        ccs.bundle(emb, queries=queries, pairs=tmp_path / "qrels.jsonl", ids=ids, query_ids=qids, k=1, kneg=4, seed=5)
     with pytest.raises(ValueError, match=r"negatives per anchor \(-kneg, which is -k unless given; kneg= in Python\)"):
         ccs.bundle(emb, np.arange(200) % 4, k=2, kneg=150, seed=5)
 
