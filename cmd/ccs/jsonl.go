@@ -57,6 +57,23 @@ func parseJSONLine(p string, line int, b []byte) (jsonlRecord, error) {
 	if m, ok := jsonscan.Members(b); ok {
 		return m, nil
 	}
+	return parseJSONSlow(p, line, b)
+}
+
+// parseJSONLineNear is parseJSONLine, the member key's list of numbers
+// read as jsonscan.Near reads it, into dst[:0], in the same pass (near:
+// nil where the line has no such member, or where encoding/json read it).
+func parseJSONLineNear(p string, line int, b []byte, key string, dst []float64) (rec jsonlRecord, near []float64, err error) {
+	if m, near, ok := jsonscan.MembersNear(b, key, dst); ok {
+		return m, near, nil
+	}
+	rec, err = parseJSONSlow(p, line, b)
+	return rec, nil, err
+}
+
+// parseJSONSlow is parseJSONLine by encoding/json: a line jsonscan does
+// not read, or no JSON object, whose error says why.
+func parseJSONSlow(p string, line int, b []byte) (jsonlRecord, error) {
 	var m map[string]json.RawMessage
 	err := json.Unmarshal(b, &m)
 	if err == nil {
@@ -319,7 +336,9 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 	path := strings.Split(field, ".")
 	d := 0
 	var rows []float32
-	row := func(rec jsonlRecord, line int, out []float32, scratch *[]float64) ([]float32, error) {
+	// row appends the line's embedding to out: near, where the line's
+	// scan read it, else its value parsed into *scratch.
+	row := func(rec jsonlRecord, line int, out []float32, near []float64, scratch *[]float64) ([]float32, error) {
 		v, at, null, _ := lookup(rec, path)
 		if null && at != field {
 			return nil, fmt.Errorf("%s:%d: %q is null, so no %q: a failed request? drop its line (and its label)", p, line, at, field)
@@ -327,7 +346,10 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 		if v == nil {
 			return nil, noField(p, line, field, rec)
 		}
-		l, ok := jsonscan.Near(*scratch, v) // float32s kept, as a float64 .npy's
+		l, ok := near, near != nil
+		if !ok {
+			l, ok = jsonscan.Near(*scratch, v) // float32s kept, as a float64 .npy's
+		}
 		if ok {
 			*scratch = l // the next line's, a line's numbers parsed into it
 		}
@@ -363,7 +385,7 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 	}
 	_, _, _, top := lookup(first, path) // the line's member the embedding is in
 	var scratch []float64
-	if rows, err = row(first, line, nil, &scratch); err != nil {
+	if rows, err = row(first, line, nil, nil, &scratch); err != nil {
 		return e, "", err
 	}
 	d = len(rows)
@@ -376,11 +398,18 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 		b := block{vals: make([]float32, 0, (bytes.Count(data, []byte("\n"))+1)*d)}
 		scratch := make([]float64, 0, d)
 		err := jsonlLines(data, line, func(l []byte, line int) error {
-			rec, err := parseJSONLine(p, line, l)
+			var rec jsonlRecord
+			var near []float64
+			var err error
+			if len(path) == 1 { // a top-level field: its numbers read in the line's scan
+				rec, near, err = parseJSONLineNear(p, line, l, field, scratch)
+			} else {
+				rec, err = parseJSONLine(p, line, l)
+			}
 			if err != nil {
 				return err
 			}
-			if b.vals, err = row(rec, line, b.vals, &scratch); err != nil {
+			if b.vals, err = row(rec, line, b.vals, near, &scratch); err != nil {
 				return err
 			}
 			b.n++

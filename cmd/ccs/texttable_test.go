@@ -635,3 +635,32 @@ func TestTxtAndCommentedLabels(t *testing.T) {
 		t.Errorf("a column not there: %v", err)
 	}
 }
+
+// BenchmarkJSONL reads 20 000 JSON lines of an id, a label and a d = 64
+// embedding as datasets' to_json writes float32s (Python's repr of their
+// float64s: 17 digits; 20 MB), the parse on every core.
+func BenchmarkJSONL(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var s strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&s, `{"id": %d, "label": "cat", "embedding": [`, i)
+		for j := range 64 {
+			if j > 0 {
+				s.WriteString(", ")
+			}
+			s.WriteString(strconv.FormatFloat(float64(float32(r.NormFloat64())), 'g', -1, 64))
+		}
+		s.WriteString("]}\n")
+	}
+	p := filepath.Join(b.TempDir(), "emb.jsonl")
+	if err := os.WriteFile(p, []byte(s.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(s.Len()))
+	for b.Loop() {
+		e, _, err := readJSONLEmbeddings(p, "")
+		if err != nil || e.N != 20000 || e.D != 64 {
+			b.Fatal(err, e.N, e.D)
+		}
+	}
+}

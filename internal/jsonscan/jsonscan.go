@@ -37,48 +37,78 @@ const maxDepth = 64
 // key that differs only in case from another (which encoding/json matches
 // to the same field) is the caller's to refuse.
 func Members(b []byte) ([]Member, bool) {
+	m, _, ok := members(b, "", false, nil)
+	return m, ok
+}
+
+// MembersNear is Members, the member key's value — where it is an array
+// of numbers — read as Near reads one, into dst[:0], in the same pass
+// over its bytes (a JSON line's embedding: its numbers looked at once,
+// not once to find the value's end and again to parse it). near is nil
+// where the object has no member key, or its value is not an array Near
+// reads; ok is Members'.
+func MembersNear(b []byte, key string, dst []float64) (m []Member, near []float64, ok bool) {
+	return members(b, key, true, dst)
+}
+
+// members reads the object b's members; where parse, the value of the
+// member key with Near's parse.
+func members(b []byte, key string, parse bool, dst []float64) (out []Member, near []float64, ok bool) {
 	i := space(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return nil, nil, false
 	}
-	var out []Member
 	i = space(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return out, space(b, i+1) == len(b)
+		return out, nil, space(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return nil, false
+			return nil, nil, false
 		}
 		end, plain := stringEnd(b, i)
 		if end < 0 || !plain {
-			return nil, false
+			return nil, nil, false
 		}
-		key := string(b[i+1 : end-1])
-		if !utf8.ValidString(key) { // encoding/json reads its bad bytes as U+FFFD
-			return nil, false
+		k := string(b[i+1 : end-1])
+		if !utf8.ValidString(k) { // encoding/json reads its bad bytes as U+FFFD
+			return nil, nil, false
 		}
 		for _, m := range out {
-			if m.Key == key {
-				return nil, false
+			if m.Key == k {
+				return nil, nil, false
 			}
 		}
 		i = space(b, end)
 		if i >= len(b) || b[i] != ':' {
-			return nil, false
+			return nil, nil, false
 		}
 		i = space(b, i+1)
-		end = valueEnd(b, i, 0)
-		if end < 0 {
-			return nil, false
+		end = -1
+		if parse && key == k && i < len(b) && b[i] == '[' {
+			var at int
+			if near, at, ok = floatsAt(dst, b, i, nearNumber); ok {
+				end = at
+			} else {
+				near = nil
+			}
 		}
-		out = append(out, Member{Key: key, Value: b[i:end]})
+		if end < 0 {
+			end = valueEnd(b, i, 0)
+		}
+		if end < 0 {
+			return nil, nil, false
+		}
+		out = append(out, Member{Key: k, Value: b[i:end]})
 		next, done, ok := after(b, end, '}')
 		switch {
 		case !ok:
-			return nil, false
+			return nil, nil, false
 		case done:
-			return out, space(b, next) == len(b)
+			if space(b, next) != len(b) {
+				return nil, nil, false
+			}
+			return out, near, true
 		}
 		i = next
 	}
@@ -118,45 +148,57 @@ func Floats[F float32 | float64](dst []F, b []byte) ([]F, bool) {
 // own (relatively) that rounds to the same float32 (fastfloat.Narrow's),
 // which is several times faster.
 func Near(dst []float64, b []byte) ([]float64, bool) {
-	return floats(dst, b, func(s string) (float64, bool) {
-		if v, _, ok := fastfloat.Narrow(s); ok {
-			return v, true
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		return v, err == nil
-	})
+	return floats(dst, b, nearNumber)
+}
+
+// nearNumber is Near's parse of a number.
+func nearNumber(s string) (float64, bool) {
+	if v, _, ok := fastfloat.Narrow(s); ok {
+		return v, true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
 }
 
 // floats reads the array b of numbers with parse.
 func floats[F float32 | float64](dst []F, b []byte, parse func(string) (F, bool)) ([]F, bool) {
-	out := dst[:0]
-	if out == nil { // sized by the commas, as many as its values less one
-		out = make([]F, 0, bytes.Count(b, []byte{','})+1)
-	}
-	i := space(b, 0)
-	if i >= len(b) || b[i] != '[' {
+	out, end, ok := floatsAt(dst, b, space(b, 0), parse)
+	if !ok || space(b, end) != len(b) {
 		return nil, false
+	}
+	return out, true
+}
+
+// floatsAt reads the array of numbers that starts at b[i] with parse,
+// into dst[:0]; end is the index after its closing bracket.
+func floatsAt[F float32 | float64](dst []F, b []byte, i int, parse func(string) (F, bool)) (out []F, end int, ok bool) {
+	out = dst[:0]
+	if out == nil { // sized by the commas, as many as its values less one
+		out = make([]F, 0, bytes.Count(b[i:], []byte{','})+1)
+	}
+	if i >= len(b) || b[i] != '[' {
+		return nil, 0, false
 	}
 	i = space(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		return out, space(b, i+1) == len(b)
+		return out, i + 1, true
 	}
 	for {
 		end := numberEnd(b, i)
 		if end < 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		v, ok := parse(unsafe.String(&b[i], end-i))
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
 		out = append(out, v)
 		next, done, ok := after(b, end, ']')
 		switch {
 		case !ok:
-			return nil, false
+			return nil, 0, false
 		case done:
-			return out, space(b, next) == len(b)
+			return out, next, true
 		}
 		i = next
 	}

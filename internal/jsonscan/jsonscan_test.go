@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -189,14 +190,34 @@ func FuzzFloats(f *testing.F) {
 	})
 }
 
-// FuzzMembers: what Members reads, encoding/json reads as the same members.
+// FuzzMembers: what Members reads, encoding/json reads as the same
+// members; and MembersNear reads what Members does, its member "e" as
+// Near reads that value.
 func FuzzMembers(f *testing.F) {
 	f.Add([]byte(`{"a": 1, "b": [1, {"c": [true, false, null]}], "d": "x\"y"}`))
 	f.Add([]byte(`{"format": "ccs-set", "geometry": {"kind": "ball", "dim": 3}}`))
+	f.Add([]byte(`{"id": 3, "e": [0.25, -1e-3, 7], "label": "cat"}`))
+	f.Add([]byte(`{"e": [0.25, "x"], "f": [1]}`))
+	f.Add([]byte(`{"e": [], "e": [1]}`))
+	f.Add([]byte(`{"e": [1e999], "x": 2} `))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := Members(b)
+		mn, near, okNear := MembersNear(b, "e", []float64{9, 9})
+		if okNear != ok || !slices.EqualFunc(mn, got, func(x, y Member) bool { return x.Key == y.Key && bytes.Equal(x.Value, y.Value) }) {
+			t.Fatalf("MembersNear(%q) = %q, %v; Members %q, %v", b, mn, okNear, got, ok)
+		}
 		if !ok {
 			return
+		}
+		var e []byte
+		for _, x := range got {
+			if x.Key == "e" {
+				e = x.Value
+			}
+		}
+		nearWant, nearOK := Near(nil, e)
+		if nearOK != (near != nil) || !slices.Equal(near, nearWant) {
+			t.Fatalf("MembersNear(%q)'s e: %v (read: %v); Near's %v (%v)", b, near, near != nil, nearWant, nearOK)
 		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal(b, &want); err != nil {
