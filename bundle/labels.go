@@ -222,6 +222,12 @@ type PairIDs struct {
 	// NoHeader says the text ReadQrels reads has no header line (pairs
 	// from JSON lines): its first line is a pair, whatever its ids.
 	NoHeader bool
+	// Columns, where given, are the columns of the pairs ReadQrels reads
+	// by the names its header line gives them: query, row and an
+	// optional score ("FILE:QUERY,ROW[,SCORE]": a table of other columns
+	// too, or of them in another order); the first line is then the
+	// header.
+	Columns []string
 	// Unknown counts the pairs left out, and First names the first
 	// unknown id ("query q7", "row doc184").
 	Unknown int
@@ -1168,6 +1174,8 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	unscored := ids.Unscored
 	cols, colsLine := 0, 0 // the columns of the first line, and its number
 	index := false         // pandas' unnamed index first (to_csv's ",query,row" header): left out
+	var picked []int       // with Columns: the header's columns they name
+	width := 0             // with Columns: the header's columns
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), " \r")
@@ -1183,6 +1191,28 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		fields, empty, err := pairFields(text)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if len(ids.Columns) > 0 { // the named columns alone, the header's first
+			if picked == nil {
+				if picked, err = pickPairColumns(name, line, fields, ids.Columns); err != nil {
+					return nil, err
+				}
+				width, colsLine, cols = len(fields), line, len(picked)
+				ids.header = slices.Clone(ids.Columns)
+				if len(picked) == 3 {
+					ids.scoreColumn = ids.Columns[2]
+				}
+				continue
+			}
+			if len(fields) != width {
+				return nil, fmt.Errorf("%s:%d: %d columns, and the header (line %d) has %d", name, line, len(fields), colsLine, width)
+			}
+			sel := make([]string, len(picked))
+			for i, j := range picked {
+				sel[i] = fields[j]
+			}
+			fields, empty = sel, slices.Contains(sel, "") // an empty field of another column is not the pairs'
+
 		}
 		if empty {
 			hint := ""
@@ -1254,6 +1284,26 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ids.left(pairs, name, ids.Unscored-unscored)
+}
+
+// pickPairColumns finds names — query, row and an optional score column
+// — among a text of pairs' header line (fields, at line), in that order.
+func pickPairColumns(name string, line int, fields, names []string) ([]int, error) {
+	if len(names) != 2 && len(names) != 3 {
+		return nil, fmt.Errorf("%s:%s: want the pairs' columns QUERY,ROW or QUERY,ROW,SCORE", name, strings.Join(names, ","))
+	}
+	var at []int
+	for _, n := range names {
+		j := slices.Index(fields, strings.TrimSpace(n))
+		if j < 0 {
+			return nil, fmt.Errorf("%s:%d: no column %q in the header line (its columns: %s)%s", name, line, n, strings.Join(fields, ", "), suggest.DidYouMean(n, fields))
+		}
+		if slices.Contains(at, j) {
+			return nil, fmt.Errorf("%s:%s: the column %q named twice: want the query's, the relevant row's and the score's, each its own", name, strings.Join(names, ","), n)
+		}
+		at = append(at, j)
+	}
+	return at, nil
 }
 
 // swappedHeader refuses a header line that names the relevant row's

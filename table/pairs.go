@@ -118,7 +118,8 @@ func DatasetDictPairsNote(path string, m int) string {
 
 // ReadQrels reads relevance pairs (query, relevant row) from a file of
 // them, resolved to rows by ids (bundle.PairIDs.Rows): text, .tsv, .csv
-// or .txt (bundle.ReadQrels: BEIR's qrels), or else a table (Pairs: a
+// or .txt (bundle.ReadQrels: BEIR's qrels; columns, where given, named
+// by its header line), or else a table (Pairs: a
 // Parquet or Arrow file, a Hugging Face dataset's directory, a directory
 // of Parquet parts), its pair columns those columns names ("QUERY,ROW" or
 // "QUERY,ROW,SCORE"; "" for Pairs to find them). It is what ccs bundle
@@ -130,8 +131,9 @@ func ReadQrels(path, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 	}
 	switch ext {
 	case ".tsv", ".csv", ".txt":
-		if columns != "" {
-			return nil, fmt.Errorf("%s:%s: a text file of pairs is read by position, query, row and score, and has no columns to pick: give %s alone (its header line, if any, is skipped)", path, columns, path)
+		if columns != "" { // named by its header line
+			ids.Columns = strings.Split(columns, ",")
+			defer func() { ids.Columns = nil }()
 		}
 		f, err := os.Open(path)
 		if err != nil {

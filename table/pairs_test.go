@@ -304,23 +304,52 @@ func TestPairsDatasetDictRows(t *testing.T) {
 	}
 }
 
-// TestReadQrelsTextColumns: a text file of pairs is read by position, so
-// columns named after it (qrels.tsv:query-id,corpus-id) are refused, not
-// ignored; the file alone is read.
+// TestReadQrelsTextColumns: a text of pairs with a header line has its
+// columns picked by name (FILE:QUERY,ROW[,SCORE]), in the order named —
+// another order than the file's, or two of an interaction log's four —
+// and a name the header lacks, or a line of another width, is refused at
+// its line.
 func TestReadQrelsTextColumns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "qrels.tsv")
-	if err := os.WriteFile(path, []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n1\t0\t1\n"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	if _, err := ReadQrels(path, "corpus-id,query-id", nil); err == nil || !strings.Contains(err.Error(), path+":corpus-id,query-id: a text file of pairs is read by position") {
-		t.Errorf("columns of a text file: %v", err)
+	path := write("qrels.tsv", "query-id\tcorpus-id\tscore\n0\t1\t1\n1\t0\t1\n1\t2\t0\n")
+	log := write("log.csv", "user_id,ts,item_id,event\n2,17,0,1\n0,18,2,0\n,19,1,1\n")
+	for _, c := range []struct {
+		path, columns string
+		want          [][2]int
+		err           string
+	}{
+		{path, "", [][2]int{{0, 1}, {1, 0}}, ""},
+		{path, "query-id,corpus-id,score", [][2]int{{0, 1}, {1, 0}}, ""},
+		{path, "corpus-id,query-id,score", [][2]int{{1, 0}, {0, 1}}, ""},
+		{path, "query-id,corpus-id", [][2]int{{0, 1}, {1, 0}, {1, 2}}, ""}, // no score: every pair
+		{path, "query-id,corpus_id", nil, `qrels.tsv:1: no column "corpus_id" in the header line (its columns: query-id, corpus-id, score): did you mean "corpus-id"?`},
+		{path, "query-id,query-id", nil, `the column "query-id" named twice`},
+		{path, "query-id", nil, "want the pairs' columns QUERY,ROW or QUERY,ROW,SCORE"},
+		{log, "user_id,item_id,event", [][2]int{{2, 0}}, `log.csv:4: an empty field`},
+		{write("short.csv", "u,i,s,x\n0,1,1,7\n1,1\n"), "u,i", nil, "short.csv:3: 2 columns, and the header (line 1) has 4"},
+	} {
+		ids, err := bundle.NewPairIDs(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadQrels(c.path, c.columns, ids)
+		switch {
+		case c.err == "" && (err != nil || !slices.Equal(got, c.want)):
+			t.Errorf("%s:%s: %v, %v; want %v", filepath.Base(c.path), c.columns, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s:%s: %v; want an error with %q", filepath.Base(c.path), c.columns, err, c.err)
+		}
 	}
-	ids, err := bundle.NewPairIDs(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadQrels(path, "", ids)
-	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 0}}) {
-		t.Errorf("the file alone: %v, %v", got, err)
+	ids, _ := bundle.NewPairIDs(nil, nil)
+	got, err := ReadQrels(write("log2.csv", "user_id,ts,item_id,event\n2,17,0,1\n0,18,2,0\n1,19,1,3\n"), "user_id,item_id,event", ids)
+	if err != nil || !slices.Equal(got, [][2]int{{2, 0}, {1, 1}}) {
+		t.Errorf("an interaction log's two columns and its score: %v, %v", got, err)
 	}
 }

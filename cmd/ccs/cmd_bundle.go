@@ -61,7 +61,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Blocks, "blocks", "", "block ids `FILE`, one per row (as -labels), with -labels: the unit of the split — a recording of overlapping windows, a patient, a site —, each block whole in one split (ood-cal included) and the shares shared out by blocks, so that calibration and test are new blocks to each other; positives are still rows of the anchor's class")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
-			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them), or a Parquet/Arrow table, Hugging Face dataset directory or directory of Parquet parts (x.parquet/, as Dask and Spark write) of query-id, corpus-id[, score] columns (FILE:QUERY,ROW[,SCORE] names them); 0-based row numbers, or ids with -query-ids and -ids")
+			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them; FILE:QUERY,ROW[,SCORE] names a text table's columns by its header), or a Parquet/Arrow table, Hugging Face dataset directory or directory of Parquet parts (x.parquet/, as Dask and Spark write) of query-id, corpus-id[, score] columns (FILE:QUERY,ROW[,SCORE] names them); 0-based row numbers, or ids with -query-ids and -ids")
 			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), a .csv/.tsv's column (FILE:COLUMN), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); pairs naming other ids are left out, with a warning")
 			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them: a `FILE` as -ids")
 			fs.StringVar(&o.QueryLabels, "query-labels", "", "one label a query `FILE` (as -labels: queries.csv:language), with -queries: an attribute of the query — its language, its domain —, not of which rows are its positives: the queries are split stratified by it and the bundles carry it as their labels, for -calibration class and -per-class; in -queries' row order, or matched by id where the first column of a .csv/.tsv holds the -query-ids")
@@ -288,7 +288,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// -blocks, -ids name are theirs, no coordinates.
 		var others []otherColumn
 		epath, _ := bundle.SplitInput(o.Embeddings)
-		for _, f := range []struct{ flag, arg, what string }{{"-labels", o.Labels, "labels"}, {"-groups", o.Groups, "groups"}, {"-sessions", o.Sessions, "sessions"}, {"-blocks", o.Blocks, "blocks"}, {"-ids", o.IDs, ""}} {
+		for _, f := range []struct{ flag, arg, what string }{{"-labels", o.Labels, "labels"}, {"-groups", o.Groups, "groups"}, {"-sessions", o.Sessions, "sessions"}, {"-blocks", o.Blocks, "blocks"}, {"-ids", o.IDs, "ids"}} {
 			if p, col := bundle.SplitInput(f.arg); f.arg != "" && sameFile(p, epath) && (col != "" || f.what != "") {
 				others = append(others, otherColumn{column: col, flag: f.flag, names: columnNames("", f.what)})
 			}

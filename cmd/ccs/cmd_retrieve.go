@@ -47,7 +47,7 @@ func retrieveCommand() *command {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
 			fs.StringVar(&o.DB, "db", "", "the collection: a `file` (.npz, .npy, .safetensors, .parquet, .arrow, a Hugging Face dataset's directory, or a text table or JSON lines as -embeddings of ccs bundle reads them, FILE?ids=COLUMN for its ids) or a ClickHouse table, clickhouse://[user[:password]@]host:port/database.table[?timeout=60s] (see docs/scale.md)")
 			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection file's row `I` as the anchor")
-			fs.StringVar(&o.Anchor, "anchor", "", "the anchor's embedding, shape (d,), or m anchors' rows, shape (m, d), answered each in turn: a `file` ccs bundle's -embeddings reads (.npy, .npz FILE:ARRAY, .safetensors, .parquet), any floating-point dtype")
+			fs.StringVar(&o.Anchor, "anchor", "", "the anchor's embedding, shape (d,), or m anchors' rows, shape (m, d), answered each in turn: a `file` ccs bundle's -embeddings reads (.npy, .npz FILE:ARRAY, .safetensors, .parquet, a text table, JSON lines), any floating-point dtype")
 			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
 			fs.StringVar(&o.LabelNames, "label-names", "", "a `FILE` of the names of a multi-hot -labels matrix's columns, in their order, as ccs bundle's -label-names reads them (mlb.classes_: .txt one a line, .npy/.npz, .parquet): the hits' labels and the counts by name")
 			fs.StringVar(&o.Labels, "labels", "", "the collection file's labels (classes, families), in row order, as ccs bundle's -labels reads them (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN): each hit's is printed, and how many of the set's items each label has — all of them, not only the -limit printed")
@@ -345,7 +345,7 @@ func (q anchors) name(i int) string {
 
 // readAnchors reads -anchor: one anchor, shape (d,), or m anchors, shape
 // (m, d), of any floating-point dtype, from a file ccs bundle's
-// -embeddings reads.
+// -embeddings reads (a table's or JSON lines' rows: m anchors).
 func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 	d := set.Geometry.Dim()
 	path, name := bundle.SplitInput(arg)
@@ -353,7 +353,7 @@ func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 	if err != nil {
 		return anchors{}, err
 	}
-	if kind == ".parquet" || kind == ".txt" {
+	if kind == ".parquet" || kind == ".txt" || kind == ".jsonl" {
 		e, err := readEmbeddings(arg, false)
 		if err != nil {
 			return anchors{}, err

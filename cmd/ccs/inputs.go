@@ -175,7 +175,7 @@ func readArray(path, name string, names ...string) (bundle.Array, string, error)
 		a, err := st.Read(got)
 		return a, got, err
 	}
-	return bundle.Array{}, "", fmt.Errorf("%s: %s files hold no NumPy array", path, kind)
+	return bundle.Array{}, "", fmt.Errorf("%s: a %s file, where an array is read: give it as an .npy, an .npz or a .safetensors (np.save(\"x.npy\", x))", path, map[string]string{".txt": "text", ".jsonl": "JSON-lines", ".parquet": "table", ".npy": "NumPy", ".npz": "NumPy", ".safetensors": "safetensors"}[kind])
 }
 
 // pickArray picks one of a file's arrays (or tensors), have: name, else
@@ -1027,11 +1027,7 @@ func tableColumn(path string, schema *arrow.Schema, column, what string) (int, e
 		}
 		return -1, table.NoColumn(path, column, schema)
 	}
-	names := []string{what, strings.TrimSuffix(what, "s")}
-	if strings.HasSuffix(what, "ids") {
-		names = append(names, "id", "_id")
-	}
-	names = slices.Compact(names) // "ids": "id" once
+	names := columnNames("", what)
 	for _, name := range names {
 		if at := schema.FieldIndices(name); len(at) > 0 {
 			return at[0], nil
@@ -1382,9 +1378,21 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	col := slices.Index(header, column)
+	var named []string // unnamed: the header's columns named as what's are (id, _id)
+	if column == "" {
+		for _, h := range header {
+			if slices.Contains(columnNames("", what), strings.TrimSpace(h)) {
+				named = append(named, h)
+			}
+		}
+	}
 	switch {
 	case column == "" && len(header) == 2 && header[0] == "":
 		col = 1
+	case column == "" && len(named) == 1:
+		col = slices.Index(header, named[0])
+	case column == "" && len(named) > 1:
+		return nil, fmt.Errorf("%s: both %q and %q could hold the %s: name one, %s:%s", path, named[0], named[1], what, path, named[0])
 	case column == "":
 		return nil, fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, nameList(header))
 	case col < 0:

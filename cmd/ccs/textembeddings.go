@@ -292,12 +292,17 @@ func commentNames(line string, sep rune) []string {
 }
 
 // columnNames are the names a table's column of what is looked for by:
-// the column named, else what's (labels, label).
+// the column named, else what's (labels, label; for ids, id and _id too,
+// as BEIR's corpus and queries name theirs), in that order.
 func columnNames(column, what string) []string {
 	if column != "" {
 		return []string{strings.TrimSpace(column)}
 	}
-	return []string{what, strings.TrimSuffix(what, "s")}
+	names := []string{what, strings.TrimSuffix(what, "s")}
+	if strings.HasSuffix(what, "ids") {
+		names = append(names, "id", "_id")
+	}
+	return slices.Compact(names) // "ids": "id" once
 }
 
 // columnIndex is the index of the first of header's names (blanks around
