@@ -224,7 +224,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 				// sentence-transformers' (anchor, positive, negative) give.
 				hint = fmt.Sprintf(": (n, k, d), k per anchor; one per anchor, as a triplet's column, is (n, 1, d): %s[:, None]", name)
 			}
-			return a, true, fmt.Errorf("array %q: shape %s, want %d dimensions%s", name, FormatShape(a.Shape), ndim, hint)
+			return a, true, fmt.Errorf("array %q: shape %s, want %d dimension%s%s", name, FormatShape(a.Shape), ndim, map[bool]string{true: "s"}[ndim != 1], hint)
 		}
 		return a, true, nil
 	}

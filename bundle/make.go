@@ -1387,7 +1387,7 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	keep := fmt.Sprintf("ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= %d])", given)
 	advice := fmt.Sprintf("Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python), so that each lies whole in one split and its rows are one another's positives; or leave the small classes out (%s)", keep)
 	if 2*len(lone) < len(strata) {
-		advice = fmt.Sprintf("Leave the small classes out (%s), or hold them out as OOD inputs (-ood-classes); where most classes are small (identities, products), they are groups, not labels (-groups FILE)", keep)
+		advice = fmt.Sprintf("Leave the small classes out (%s), or hold them out as OOD inputs (-ood-classes; ood_classes= in Python); where most classes are small (identities, products), they are groups, not labels (-groups FILE; groups= in Python)", keep)
 	}
 	// Paths as labels are each their own class: all but a few lone. Where
 	// most classes are not, the '/' is part of their names ("animal/cat").

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"archive/zip"
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -98,6 +99,22 @@ func readNPZ(r io.ReaderAt, size int64) (map[string]Array, error) {
 // numpy.savez does.
 func WriteNPZ(path string, arrays map[string]Array) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return writeNPZ(w, arrays) })
+}
+
+// EncodeNPZ is the .npz archive WriteNPZ writes of arrays, in memory (a
+// Python bundle's pickle).
+func EncodeNPZ(arrays map[string]Array) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writeNPZ(&b, arrays); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// DecodeNPZ reads the arrays of an .npz archive in memory, as ReadNPZ
+// reads a file's.
+func DecodeNPZ(data []byte) (map[string]Array, error) {
+	return readNPZ(bytes.NewReader(data), int64(len(data)))
 }
 
 // writeNPZ writes arrays to w as WriteNPZ's archive.

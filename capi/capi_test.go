@@ -327,7 +327,6 @@ func TestOptions(t *testing.T) {
 		{`{"alpha": "x"}`, &o, "alpha: got a str, want a number"},
 		{`{"k": "20"}`, &m, "k: got a str, want an int"},
 		{`{"seed": 2.5}`, &m, "seed: got 2.5, want an int ≥ 0"},
-		{`{"seed": -1}`, &m, "seed: got -1, want an int ≥ 0"},
 		{`{"allow_fewer": "yes"}`, &m, "allow_fewer: got a str, want a bool"},
 		{`{"split": [0.5, "a", 0.2, 0.2]}`, &m, "split: got a str, want a number"}, // an element of it
 		{`{"split": 0.5}`, &m, "split: got a number, want a list of numbers"},
@@ -337,6 +336,16 @@ func TestOptions(t *testing.T) {
 		err := parseOptions(c.keywords, c.dst)
 		if err == nil || err.Error() != c.want || statusOf(fmt.Errorf("bundle: %w", err)) != statusType {
 			t.Errorf("parseOptions(%s): %v (status %d), want %q", c.keywords, err, statusOf(err), c.want)
+		}
+	}
+	// An int out of range: the right type, a wrong value — ValueError.
+	for _, c := range []struct{ keywords, want string }{
+		{`{"seed": -1}`, "seed: got -1, want an int ≥ 0"},
+		{`{"seed": 18446744073709551616}`, "seed: got 18446744073709551616, want an int ≥ 0"},
+	} {
+		err := parseOptions(c.keywords, &m)
+		if err == nil || err.Error() != c.want || statusOf(fmt.Errorf("bundle: %w", err)) != statusValue {
+			t.Errorf("parseOptions(%s): %v (status %d), want %q, a ValueError", c.keywords, err, statusOf(err), c.want)
 		}
 	}
 }

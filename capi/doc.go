@@ -10,7 +10,7 @@
 // ccs_compare_start, ccs_ood_detect_start, ccs_set_evaluate_start,
 // ccs_job_wait, _progress,
 // _cancel, _result, _document, _warnings, _cells, _check),
-// calibration, sets (ccs_set_load, _save, _evaluate, _contains, _scores,
+// calibration, sets (ccs_set_load, _parse, _save, _evaluate, _contains, _scores,
 // _retrieve, _ood), collections (ccs_collection_new, _load, _save, _size,
 // _keys), a comparison's text (ccs_document_text), the report
 // (ccs_report) and a server, a job too (ccs_serve_start,

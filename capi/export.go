@@ -613,6 +613,18 @@ func ccs_set_load(path *C.char, out *C.uintptr_t, errOut **C.char) C.int {
 	})
 }
 
+//export ccs_set_parse
+func ccs_set_parse(text *C.char, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		s, err := conformal.ReadJSON(strings.NewReader(C.GoString(text)))
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&setObj{s: s}))
+		return nil
+	})
+}
+
 //export ccs_set_save
 func ccs_set_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *setObj) error {

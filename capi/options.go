@@ -19,7 +19,13 @@ func parseOptions(s string, dst any) error {
 			// The keyword's own name: an embedded struct's fields are
 			// reported under its Go name ("recipeOptions.T").
 			field := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
-			return &keywordTypeError{field: field, got: te.Value, want: te.Type}
+			e := &keywordTypeError{field: field, got: te.Value, want: te.Type}
+			if n, ok := strings.CutPrefix(te.Value, "number "); ok && !strings.ContainsAny(n, ".eE") {
+				// An int out of the keyword's range (seed=-1, 2**64): the
+				// right type, a wrong value — ValueError, as k=-1's.
+				return errors.New(e.Error())
+			}
+			return e
 		}
 		return fmt.Errorf("keywords: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}

@@ -314,7 +314,7 @@ func ReadCollection(spec string) (*Collection, error) {
 			return c, err
 		}
 	} else if textFile(path) {
-		return nil, fmt.Errorf("%s: a text table or JSON lines, which the ccs command reads as a collection (-db) and this program does not: write the embeddings as an .npy (np.save) or a Parquet table", path)
+		return nil, fmt.Errorf("%s: a text table or JSON lines, which the ccs command reads as a collection (ccs retrieve -db, ccs serve -db) and the library alone (Python's ccs.Collection.load) does not: give the rows and ids as arrays, ccs.Collection(rows, ids), or write them as an .npy (np.save) or a Parquet table", path)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".npy" {

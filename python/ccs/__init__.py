@@ -22,6 +22,7 @@ command line holds them. Bad input raises ValueError with the command line's
 message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
+import ctypes
 import inspect
 import io
 import json
@@ -47,6 +48,7 @@ __all__ = [
     "Client",
     "Collection",
     "Comparison",
+    "OODDetection",
     "Server",
     "ServiceError",
     "Set",
@@ -55,6 +57,7 @@ __all__ = [
     "calibrate",
     "compare",
     "fit",
+    "ood_detection",
     "report",
     "serve",
     "simulate",
@@ -145,6 +148,7 @@ class _Handle:
     _h = 0
     _info = None
     _what = "object"
+    _copied = False  # copy.copy and copy.deepcopy give a handle of its own (bundles, sets, collections)
 
     @classmethod
     def _wrap(cls, h):
@@ -178,6 +182,24 @@ class _Handle:
     def __exit__(self, *exc):
         self.close()
 
+    def __copy__(self):
+        """A copy: a handle of its own to the same object (which is not
+        changed once made), so that closing either leaves the other usable."""
+        if not self._copied:
+            raise TypeError(f"cannot copy a ccs.{type(self).__name__}")
+        h = c_handle()
+        call(lib.ccs_dup, self._handle(), byref(h))
+        o = type(self).__new__(type(self))
+        o.__dict__.update(self.__dict__)
+        o._h = h.value
+        return o
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle a ccs.{type(self).__name__}")
+
 
 class Bundle(_Handle):
     """An embedding bundle: n anchors (n, d), each with k positives and kneg
@@ -197,6 +219,7 @@ class Bundle(_Handle):
     """
 
     _what = "bundle"
+    _copied = True
     #: The string labels' values, when the bundle was made by ccs.bundle from
     #: string labels, or loaded from ccs bundle's directory of such bundles
     #: (label i is label_names[i]); None otherwise.
@@ -214,6 +237,8 @@ class Bundle(_Handle):
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
                  negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
+        if getattr(labels, "ndim", None) == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]  # a column of labels, (n, 1), as ccs.bundle takes it
         if labels is not None and not hasattr(labels, "detach"):
             kind = np.asarray(labels).dtype
             if kind.kind in "USO" and (kind.kind != "O" or any(isinstance(v, (str, bytes)) for v in np.asarray(labels).ravel()[:1])):
@@ -304,11 +329,33 @@ class Bundle(_Handle):
     logits = property(lambda self: self.array("logits"), doc="(n, C) float32, or None.")
     activations = property(lambda self: self.array("activations"), doc="(n, L) float32, or None.")
 
+    def __reduce__(self):
+        """A pickle holds the bundle's arrays (its .npz) and what it was
+        told of them — label names, split, source file —, so that another
+        process (multiprocessing's "spawn") gets the same bundle."""
+        data, n = c_void_p(), c_int64()
+        meta = c_void_p()
+        call(lib.ccs_bundle_dump, self._handle(), byref(data), byref(n), byref(meta))
+        try:
+            npz = ctypes.string_at(data.value, n.value) if n.value else b""
+        finally:
+            lib.ccs_free(data)
+        return (_unpickle_bundle, (npz, _lib.take_string(meta), self.label_names, self.split, self.one_label))
+
     def __repr__(self):
         if not self._h:
             return "<ccs.Bundle (closed)>"
         i = self.info
         return f"<ccs.Bundle n={i['n']} k={i['k']} kneg={i['kneg']} d={i['d']}>"
+
+
+def _unpickle_bundle(npz, meta, label_names, split, one_label):
+    """The bundle a pickle holds (Bundle.__reduce__)."""
+    h = c_handle()
+    call(lib.ccs_bundle_undump, npz, len(npz), meta.encode(), byref(h))
+    b = Bundle._wrap(h.value)
+    b.label_names, b.split, b.one_label = label_names, split, one_label
+    return b
 
 
 def _bundles(h, info):
@@ -854,7 +901,11 @@ def _bundle_of(b, what):
     if isinstance(b, Bundle):
         return b, False
     if isinstance(b, (str, bytes, os.PathLike)):
-        return Bundle.load(b), True
+        try:
+            return Bundle.load(b), True
+        except FileNotFoundError as e:  # which argument named it
+            e.strerror = f"{what}: {e.strerror}"
+            raise
     raise TypeError(f"ccs: {what}: want a ccs.Bundle or a path to a bundle file, got {type(b).__name__}")
 
 
@@ -1504,17 +1555,35 @@ class UnknownName(KeyError, ValueError):
 
 
 @_keywords
+def _unfloat(v):
+    """Decoded JSON v with infinite floats as ccs's JSON writes them,
+    "+Inf" and "-Inf" (_lib.floats' inverse)."""
+    if isinstance(v, dict):
+        return {k: _unfloat(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_unfloat(x) for x in v]
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return "+Inf" if v > 0 else "-Inf"
+    return v
+
+
 def report(results, path, *, title=None):
     """Writes one self-contained HTML page of results, as ccs report does:
     each a Comparison, a JSON document's path (ccs compare -json, ccs
-    reproduce -json, …) or its text; one of them alone may be given as it
-    is."""
-    if isinstance(results, (Comparison, str, os.PathLike)):
+    reproduce -json, …), its text or a Comparison's .document (a dict);
+    one of them alone may be given as it is."""
+    if isinstance(results, (Comparison, str, os.PathLike)) or isinstance(results, dict) and "kind" in results:
         results = [results]
+    if isinstance(results, (dict, bytes)) or not hasattr(results, "__iter__"):
+        what = "a dict of " + type(next(iter(results.values()))).__name__ + "s" if isinstance(results, dict) and results else type(results).__name__
+        raise TypeError(f"report: results: want a Comparison, a JSON document (its text, its path, or a "
+                        f"Comparison's .document) or a list of them, got {what}")
     docs = []
     for r in results:
         if isinstance(r, Comparison):
             docs.append(r._json)
+        elif isinstance(r, dict) and "kind" in r:  # a Comparison's .document: "+Inf" as ccs's JSON writes it
+            docs.append(json.dumps(_unfloat(r), allow_nan=False))
         elif isinstance(r, os.PathLike) or isinstance(r, str) and not r.lstrip().startswith("{"):
             with open(r) as f:
                 docs.append(f.read())
@@ -1539,6 +1608,7 @@ class Collection(_Handle):
     Collection.load reads a collection file as ccs retrieve -db does."""
 
     _what = "collection"
+    _copied = True
     _keys = False  # the string ids, once asked for (None: integer ids)
 
     @_keywords
@@ -1630,11 +1700,36 @@ class Collection(_Handle):
         call(lib.ccs_collection_rows, self._handle(), out.ctypes.data_as(c_void_p), out.nbytes)
         return out
 
+    @property
+    def ids(self):
+        """A copy of the integer ids, in row order, (n,) int64: those given,
+        or the row numbers (where the ids are strings, keys)."""
+        n, _ = self.shape
+        out = np.empty(n, dtype=np.int64)
+        call(lib.ccs_collection_ids, self._handle(), out.ctypes.data_as(c_void_p), out.nbytes)
+        return out
+
+    def __reduce__(self):
+        """A pickle holds the rows and the ids, so that another process
+        (multiprocessing's "spawn") gets the same collection."""
+        keys = self.keys
+        return (Collection, (self.rows, keys if keys is not None else self.ids))
+
     def __repr__(self):
         if not self._h:
             return "<ccs.Collection (closed)>"
         n, d = self.shape
         return f"<ccs.Collection n={n} d={d} ids={'str' if self.keys is not None else 'int'}>"
+
+
+def _unpickle_set(text, training):
+    """The set a pickle holds (Set.__reduce__): its file's text, read and
+    checked as Set.load reads a file."""
+    h = c_handle()
+    call(lib.ccs_set_parse, text.encode(), byref(h))
+    s = Set._wrap(h.value)
+    s.training = training
+    return s
 
 
 class Set(_Handle):
@@ -1644,6 +1739,7 @@ class Set(_Handle):
     calibrate and ccs fit write, and ccs serve reads; save() writes them."""
 
     _what = "set"
+    _copied = True
     training = None  # a fit's account (fit()): epochs, best_epoch, histories
 
     @classmethod
@@ -1665,6 +1761,12 @@ class Set(_Handle):
     def to_json(self):
         """The set file's text."""
         return call_string(lib.ccs_set_json, self._handle())
+
+    def __reduce__(self):
+        """A pickle holds the set file's text (and a fit's account,
+        training), so that another process (multiprocessing's "spawn")
+        gets the same set."""
+        return (_unpickle_set, (self.to_json(), self.training))
 
     def _transform_min(self):
         """The batch from which retrieve_many transforms its collection."""
@@ -1865,7 +1967,10 @@ class Set(_Handle):
         around anchor ((d,) or (1, d)): np.ndarray of m bools. A
         class-conditional set needs the anchor's label: its integer label,
         or its class's name (a str, for a set calibrated on string labels),
-        as ccs serve's /score takes them."""
+        as ccs serve's /score takes them. A set calibrated on unit-norm
+        embeddings (s.info["calibration"]["unit_norm"]) takes an anchor and points of norm
+        1 ± 0.01 alone, ValueError otherwise: normalize them as the
+        calibration's were, as scores and retrieve do."""
         if label is not None:
             label = self._class_label(label, "contains: label")
             with self._for_label(label, "contains: label") as one:  # a class it has, named as for_class names it
@@ -1952,9 +2057,9 @@ class Set(_Handle):
         """The set of one threshold that a class-conditional set is for
         anchors of class label (its integer label, or its class's name):
         that class's threshold, rank and n, its class in
-        info["calibration"]["class"] — what calibrating on the class's
-        anchors alone (calibrate(..., label=)) gives. A set of one
-        threshold takes no label (ValueError), nor does an unknown class."""
+        info["calibration"]["class"] — the threshold calibrating on the
+        class's anchors alone gives. A set of one threshold takes no label
+        (ValueError), nor does an unknown class."""
         return self._for_class(label, "for_class: label")
 
     def _for_class(self, label, where):

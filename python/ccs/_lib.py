@@ -6,15 +6,17 @@ the library's ccs_abi_version(), checked when the library is loaded.
 """
 
 import ctypes
+import errno
 import json
 import math
 import os
+import re
 import threading
 from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, c_void_p
 
 import numpy as np
 
-ABI_VERSION = 12
+ABI_VERSION = 13
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
@@ -76,6 +78,11 @@ _SIGNATURES = {
     "ccs_threads": [c_int64, POINTER(c_int64)],
     "ccs_calibrate": [c_handle, c_handle, c_handle, c_char_p, _A, _A, _H],
     "ccs_set_load": [c_char_p, _H],
+    "ccs_set_parse": [c_char_p, _H],
+    "ccs_dup": [c_handle, _H],
+    "ccs_bundle_dump": [c_handle, POINTER(c_void_p), POINTER(c_int64), _S],
+    "ccs_bundle_undump": [c_char_p, c_int64, c_char_p, _H],
+    "ccs_collection_ids": [c_handle, c_void_p, c_int64],
     "ccs_set_save": [c_handle, c_char_p],
     "ccs_set_json": [c_handle, _S],
     "ccs_set_summary": [c_handle, _S],
@@ -108,6 +115,7 @@ _SIGNATURES = {
 
 # Status codes (capi/handles.go).
 STATUS_CANCELLED = 5
+STATUS_NOT_FOUND = 3
 _EXCEPTIONS = {1: ValueError, 2: OSError, 3: FileNotFoundError, 4: ValueError, 5: KeyboardInterrupt, 6: RuntimeError,
                7: TypeError}
 
@@ -166,7 +174,27 @@ def call(fn, *args):
     status = fn(*args, byref(err))
     if status != 0:
         msg = take_string(err) or f"ccs: error {status}"
+        if status == STATUS_NOT_FOUND:  # its errno and filename, as Python's own carry them
+            m = _MISSING.search(msg)
+            raise _FileNotFound(errno.ENOENT, msg, m.group(1) if m else None)
         raise _EXCEPTIONS.get(status, RuntimeError)(msg)
+
+
+class _FileNotFound(FileNotFoundError):
+    """A missing file, as the library says it (the message naming the file
+    and what was reading it), with errno and filename set."""
+
+    def __str__(self):
+        return self.strerror
+
+
+# Shown in a traceback as Python's own is ("FileNotFoundError: …").
+_FileNotFound.__module__, _FileNotFound.__name__, _FileNotFound.__qualname__ = "builtins", "FileNotFoundError", "FileNotFoundError"
+
+
+# The file a missing file's message names: Go's os.PathError, "open PATH: no
+# such file or directory" (stat, lstat too).
+_MISSING = re.compile(r"(?:open|stat|lstat) (.+?): no such file or directory")
 
 
 def call_string(fn, *args):
