@@ -242,6 +242,9 @@ type PairIDs struct {
 	// MakeConfig.JudgedNegatives.
 	Judged    bool
 	Negatives [][2]int
+	// twoColumns is a text of pairs' header line of two columns, no
+	// score (ScoreNote); nil otherwise.
+	twoColumns []string
 	// negKeys are Negatives' pairs as given, one for one: those also
 	// scored relevant (scored, 3) stay relevant, no negative.
 	negKeys [][2]string
@@ -282,8 +285,12 @@ type PairIDs struct {
 
 // ScoreNote says, when a text of pairs had a header whose third column is
 // not named as a score ("timestamp", "count"), that the column was read
-// as each pair's relevance score; "" otherwise.
+// as each pair's relevance score, and when its header named two columns,
+// that every pair was taken as relevant; "" otherwise.
 func (p *PairIDs) ScoreNote() string {
+	if p.twoColumns != nil {
+		return fmt.Sprintf("two columns (%s), no scores: every pair is taken as relevant (BEIR's qrels score each pair, 0 for one judged not relevant: keep that column)", strings.Join(p.twoColumns, ", "))
+	}
 	switch strings.ToLower(p.scoreColumn) {
 	case "", "score", "scores", "relevance", "rel", "label", "grade", "judgment", "judgement", "rating", "relevant":
 		return ""
@@ -1174,6 +1181,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	unscored := ids.Unscored
 	cols, colsLine := 0, 0 // the columns of the first line, and its number
 	index := false         // pandas' unnamed index first (to_csv's ",query,row" header): left out
+	lines, headers := 0, 0 // lines not blank, and header lines among them
 	var picked []int       // with Columns: the header's columns they name
 	width := 0             // with Columns: the header's columns
 	sc := bufio.NewScanner(in)
@@ -1182,6 +1190,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
+		lines++
 		if line == 1 && strings.HasPrefix(text, ",") && strings.Count(text, ",") >= 2 && !strings.Contains(text, "\t") {
 			index = true
 		}
@@ -1202,6 +1211,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 				if len(picked) == 3 {
 					ids.scoreColumn = ids.Columns[2]
 				}
+				headers++
 				continue
 			}
 			if len(fields) != width {
@@ -1242,6 +1252,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 				}
 				ids.scoreColumn, ids.header = fields[2], slices.Clone(fields)
+				headers++
 				continue // a header
 			}
 			score, err := finiteScore(fields[2])
@@ -1270,6 +1281,8 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			if err := swappedHeader(fields); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 			}
+			ids.twoColumns = slices.Clone(fields)
+			headers++
 			continue
 		}
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])
@@ -1282,6 +1295,12 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch {
+	case lines == 0:
+		return nil, fmt.Errorf("%s: empty: no pairs (a text of pairs holds one a line: query, relevant row [, score])", name)
+	case lines == headers:
+		return nil, fmt.Errorf("%s: a header line (line %d) and no pairs below it", name, colsLine)
 	}
 	return ids.left(pairs, name, ids.Unscored-unscored)
 }

@@ -364,6 +364,24 @@ func TestReadQrels(t *testing.T) {
 	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out" {
 		t.Errorf("note %q, %q (unscored %d, conflicts %d), want %q", p.Note(), p.UnscoredNote(), p.Unscored, p.Conflicts, want)
 	}
+	// A header of two columns: every pair relevant, said; none without a header.
+	if _, p, err := read("query-id\tcorpus-id\nq0\td1\n"); err != nil || !strings.HasPrefix(p.ScoreNote(), "two columns (query-id, corpus-id), no scores: every pair is taken as relevant") {
+		t.Errorf("two columns: %q, %v", p.ScoreNote(), err)
+	}
+	if _, p, err := read("q0\td1\n"); err != nil || p.ScoreNote() != "" {
+		t.Errorf("two columns, no header: %q, %v", p.ScoreNote(), err)
+	}
+	// An empty text, and a header with no pairs below it, said so.
+	for text, want := range map[string]string{
+		"":                             "qrels.tsv: empty: no pairs",
+		"\n \n":                        "qrels.tsv: empty: no pairs",
+		"query-id\tcorpus-id\tscore\n": "qrels.tsv: a header line (line 1) and no pairs below it",
+		"\nquery-id,corpus-id\n\n":     "qrels.tsv: a header line (line 2) and no pairs below it",
+	} {
+		if _, _, err := read(text); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
 	// A header naming the row's column first: refused, the columns being
 	// read in order (numbers would pair the wrong way, no error).
 	for _, text := range []string{"corpus-id\tquery-id\tscore\n3\t0\t1\n", "doc_id,qid\n3,0\n"} {

@@ -1046,6 +1046,9 @@ const (
 	InputQueryLabels = "query_labels"
 	// InputSessions is Items.Sessions (-sessions; sessions= in Python).
 	InputSessions = "sessions"
+	// InputKNeg is no input but MakeConfig.KNeg (-kneg; kneg= in
+	// Python): more negatives asked for than there are rows.
+	InputKNeg = "kneg"
 )
 
 func (e *InputError) Error() string { return e.Err.Error() }
@@ -2725,9 +2728,9 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 		if items.N-len(ood)-1 < cfg.KNeg {
 			if len(ood) > 0 {
-				return nil, fmt.Errorf("bundle: %d rows in distribution (%d of %d carry an OOD label), too few for %d negatives per query", items.N-len(ood), len(ood), items.N, cfg.KNeg)
+				return nil, &InputError{InputKNeg, fmt.Errorf("bundle: %d rows in distribution (%d of %d carry an OOD label), too few for %d negatives per query (-kneg, which is -k unless given; kneg= in Python): ask for fewer", items.N-len(ood), len(ood), items.N, cfg.KNeg)}
 			}
-			return nil, fmt.Errorf("bundle: %d rows, too few for %d negatives per query", items.N, cfg.KNeg)
+			return nil, &InputError{InputKNeg, fmt.Errorf("bundle: %d rows, too few for %d negatives per query (-kneg, which is -k unless given; kneg= in Python): ask for fewer", items.N, cfg.KNeg)}
 		}
 		// Draw in the source's row numbers, then keep the rows drawn as the
 		// split's pool (positives and negatives share it).

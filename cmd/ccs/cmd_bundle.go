@@ -532,7 +532,16 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if mode == "pairs" {
-		if queries, err = readEmbeddingsCtx(ctx, o.Queries, false); err != nil {
+		// Columns of the queries' own table that -query-ids and
+		// -query-labels name are theirs, as the embeddings' are.
+		var others []otherColumn
+		qpath, _ := bundle.SplitInput(o.Queries)
+		for _, f := range []struct{ flag, arg, what string }{{"-query-ids", o.QueryIDs, "query ids"}, {"-query-labels", o.QueryLabels, "query labels"}} {
+			if p, col := bundle.SplitInput(f.arg); f.arg != "" && sameFile(p, qpath) {
+				others = append(others, otherColumn{column: col, flag: f.flag, names: columnNames("", strings.ReplaceAll(f.what, " ", "_"))})
+			}
+		}
+		if queries, err = readEmbeddingsCtx(ctx, o.Queries, false, others...); err != nil {
 			return err
 		}
 		noteInput(out, queries)
@@ -559,11 +568,20 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			arg, what string
 			n, d      int
 			set       func([]string) error
-		}{{o.QueryIDs, "query ids", queries.N, queries.D, ids.SetQueries}, {o.IDs, "ids", emb.N, emb.D, ids.SetRows}} {
+			rows      string // whose rows they name
+			other     int    // the other side's rows
+		}{{o.QueryIDs, "query ids", queries.N, queries.D, ids.SetQueries, "-queries " + o.Queries, emb.N}, {o.IDs, "ids", emb.N, emb.D, ids.SetRows, "-embeddings " + o.Embeddings, queries.N}} {
 			if side.arg == "" {
 				continue
 			}
 			list, err := readIDStrings(side.arg, side.what, side.n, side.d)
+			if e := (*idCountError)(nil); errors.As(err, &e) {
+				swapped := ""
+				if e.got == side.other && side.other != side.n {
+					swapped = ": as many as the other side's rows — -ids and -query-ids swapped?"
+				}
+				return fmt.Errorf("%s (the rows of %s)%s", e.msg, side.rows, swapped)
+			}
 			if err != nil {
 				return err
 			}
@@ -659,6 +677,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		source := mode
 		if ie := (*bundle.InputError)(nil); errors.As(err, &ie) {
 			source = ie.Input
+		}
+		if source == bundle.InputKNeg { // no file's fault: the flag's
+			return err
 		}
 		file := map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels,
 			bundle.InputBlocks: o.Blocks, bundle.InputQueryLabels: o.QueryLabels, bundle.InputSessions: o.Sessions}[source]

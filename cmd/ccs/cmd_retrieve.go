@@ -140,6 +140,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		// the file's own.
 		rowNumbers := len(c.IDs) > 0 && slices.IsSorted(c.IDs) && c.IDs[0] == 0 && c.IDs[len(c.IDs)-1] == int64(len(c.IDs)-1)
 		own := c.Keys != nil || !rowNumbers
+		if _, err := bundle.NewPairIDs(nil, ids); err != nil { // a repeat, said with its lines and the way out, as ccs bundle says it
+			return fmt.Errorf("%s: %w", o.IDs, err)
+		}
 		if err := c.SetKeys(ids); err != nil {
 			return fmt.Errorf("%s: %w", o.IDs, err)
 		}

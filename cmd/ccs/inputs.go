@@ -1230,10 +1230,19 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		if kind == ".txt" && len(ids) == n+1 {
 			hint = fmt.Sprintf(" (one line too many: its first line, %q, a header? a .txt of ids holds one id a line and nothing else, in row order: remove it, or write the ids with header=False)", ids[0])
 		}
-		return nil, fmt.Errorf("%s: %d %s for %d rows%s", path, len(ids), what, n, hint)
+		return nil, &idCountError{msg: fmt.Sprintf("%s: %d %s for %d rows%s", path, len(ids), what, n, hint), got: len(ids)}
 	}
 	return ids, nil
 }
+
+// idCountError is readIDStrings' refusal of ids of another count than
+// the rows': got ids.
+type idCountError struct {
+	msg string
+	got int
+}
+
+func (e *idCountError) Error() string { return e.msg }
 
 // openCSV opens a CSV file (a TSV by its extension; else the separator
 // is sniffSeparator's of its first line) for reading, past a

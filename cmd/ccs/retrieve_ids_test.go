@@ -145,7 +145,7 @@ np.savez(out, embeddings=np.load(db)["anchors"], ids=np.array(open(ids).read().s
 		usage bool
 	}{
 		{"too few", []string{"-db", db, "-ids", short}, fmt.Sprintf("short.txt: %d ids for %d rows", b.N-1, b.N), false},
-		{"repeated", []string{"-db", db, "-ids", twice}, fmt.Sprintf(`twice.txt: retrieve: collection: rows 4 and %d have the same id %q`, b.N-1, ids[5]), false},
+		{"repeated", []string{"-db", db, "-ids", twice}, fmt.Sprintf(`twice.txt: row id %q is given twice (rows 4 and %d, numbered from 0 — in a text file, its lines 5 and %d)`, ids[5], b.N-1, b.N), false},
 		{"empty", []string{"-db", db, "-ids", empty}, "empty.txt:4: an empty id", false},
 		{"a header line", []string{"-db", db, "-ids", header}, `header.txt:1: "_id" is a column's name, not an id`, false},
 		{"missing", []string{"-db", db, "-ids", filepath.Join(dir, "none.txt")}, "none.txt", false},

@@ -50,7 +50,7 @@ func readTextCollection(path, name, ids string) (c *retrieve.Collection, ok bool
 	}
 	other := otherColumn{column: ids, flag: "?ids=" + ids, leftOut: new(string)}
 	if ids == "" { // a column or field id, ids or _id (BEIR's corpus) is the ids, as a Parquet table's is
-		other = otherColumn{flag: "?ids", names: idColumns, leftOut: new(string)}
+		other = otherColumn{flag: "the ids", names: idColumns, leftOut: new(string)}
 	}
 	f, err := readEmbeddings(arg, false, other)
 	if err != nil {

@@ -1,9 +1,8 @@
 package main
 
-// Reproductions of a new user's findings on BEIR-style retrieval data
-// (REPORT.md in the clone's root): passages and queries with string ids,
-// qrels as a TSV. Each test fails on the commit the report was written
-// against, for the reason its comment gives.
+// Reproductions of a new user's findings on BEIR-style retrieval data:
+// passages and queries with string ids, qrels as a TSV. Each test failed
+// at 73db2ef for the reason its comment gives.
 
 import (
 	"bytes"
@@ -13,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,4 +216,95 @@ func TestH1PairsTSVColumnsByName(t *testing.T) {
 		t.Fatalf("-pairs swapped.tsv:query-id,corpus-id,score (its header: corpus-id, query-id, score): %v", err)
 	}
 	h1SameBundles(t, "swapped.tsv:query-id,corpus-id,score", filepath.Join(dir, "tsv"), filepath.Join(dir, "named"))
+}
+
+// TestUser46Messages: the rest of the retrieval user's findings, each a
+// message that named the wrong thing or said too little: an empty qrels
+// file and a header alone said "no pairs"; a header of two columns took
+// every pair as relevant without a word; ids of the other side's count
+// did not suggest the swap, nor name the rows they were counted against;
+// -kneg beyond the rows was blamed on the qrels file; a repeated id in
+// retrieve -ids was not given its lines; the queries' own ids field was
+// not said to be -query-ids'; and -db's note named a flag, "?ids", that
+// no one typed.
+func TestUser46Messages(t *testing.T) {
+	dir := t.TempDir()
+	h1Data(t, dir)
+	in := func(name string) string { return filepath.Join(dir, name) }
+	write := func(name, text string) string {
+		if err := os.WriteFile(in(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return in(name)
+	}
+	qrels, _ := os.ReadFile(in("qrels.tsv"))
+	var two strings.Builder
+	two.WriteString("query-id\tcorpus-id\n")
+	for _, l := range strings.Split(strings.TrimSpace(string(qrels)), "\n")[1:] {
+		if f := strings.Split(l, "\t"); f[2] == "1" {
+			two.WriteString(f[0] + "\t" + f[1] + "\n")
+		}
+	}
+	ids, _ := os.ReadFile(in("passage-ids.txt"))
+	lines := strings.SplitAfter(string(ids), "\n")
+	dup := write("dup.txt", strings.Join(append(append(append([]string{}, lines[:5]...), lines[4]), lines[6:]...), ""))
+	base := []string{"-embeddings", in("passages.npy"), "-queries", in("queries.npy"), "-ids", in("passage-ids.txt"), "-query-ids", in("query-ids.txt")}
+	with := func(args ...string) []string {
+		out := append([]string{}, base...)
+		for i := 0; i < len(args); i += 2 {
+			if j := slices.Index(out, args[i]); j >= 0 {
+				out[j+1] = args[i+1]
+			} else {
+				out = append(out, args[i], args[i+1])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		err    string // "" for none
+		stderr string
+	}{
+		{"empty qrels", with("-pairs", write("empty.tsv", "")), "empty.tsv: empty: no pairs", ""},
+		{"a header alone", with("-pairs", write("header.tsv", "query-id\tcorpus-id\tscore\n")), "header.tsv: a header line (line 1) and no pairs below it", ""},
+		{"two columns", with("-pairs", write("two.tsv", two.String())), "", "two columns (query-id, corpus-id), no scores: every pair is taken as relevant"},
+		{"ids swapped", with("-pairs", in("qrels.tsv"), "-ids", in("query-ids.txt"), "-query-ids", in("passage-ids.txt")),
+			"passage-ids.txt: 400 query ids for 120 rows (the rows of -queries " + in("queries.npy") + "): as many as the other side's rows — -ids and -query-ids swapped?", ""},
+		{"-kneg beyond the rows", append(with("-pairs", in("qrels.tsv")), "-kneg", "5000"), "bundle: 400 rows, too few for 5000 negatives per query (-kneg", ""},
+		{"the queries' own ids", []string{"-embeddings", in("corpus.jsonl"), "-queries", in("queries.jsonl"), "-pairs", in("qrels.tsv"), "-ids", in("corpus.jsonl"), "-query-ids", in("queries.jsonl")},
+			"", `left out: "_id" (-query-ids), "text"`},
+	} {
+		var stderr bytes.Buffer
+		args := append(append([]string{"bundle"}, c.args...), "-k", "1", "-out", in("out-"+strings.ReplaceAll(c.name, " ", "-")))
+		if !slices.Contains(args, "-kneg") {
+			args = append(args, "-kneg", "20")
+		}
+		err := run(io.Discard, &stderr, args)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.err)
+		case c.err != "" && strings.HasPrefix(err.Error(), in("qrels.tsv")):
+			t.Errorf("%s: %v: blamed on the qrels file", c.name, err)
+		case !strings.Contains(stderr.String(), c.stderr):
+			t.Errorf("%s: stderr %q, want %q", c.name, stderr.String(), c.stderr)
+		}
+	}
+	set := in("ball.json")
+	if err := h1Bundle(dir, io.Discard, "rag", with("-pairs", in("qrels.tsv"))...); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", in("rag/cal.npz"), "-alpha", "0.1", "-out", set}); err != nil {
+		t.Fatal(err)
+	}
+	err := run(io.Discard, io.Discard, []string{"retrieve", "-set", set, "-db", in("passages.npy"), "-ids", dup, "-anchor", in("queries.npy"), "-limit", "1"})
+	if want := `row id "doc-00004" is given twice (rows 4 and 5, numbered from 0 — in a text file, its lines 5 and 6)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("retrieve -ids with a repeat: %v, want %q", err, want)
+	}
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"retrieve", "-set", set, "-db", in("corpus.csv"), "-anchor", in("queries.npy"), "-limit", "1"}); err != nil || !strings.Contains(stderr.String(), `left out: "_id" (the ids)`) {
+		t.Errorf("retrieve -db corpus.csv: %v, stderr %q", err, stderr.String())
+	}
 }

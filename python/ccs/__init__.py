@@ -594,8 +594,8 @@ def _pairs(x):
     """Relevance pairs as the engine takes them: BEIR's qrels dict
     ({query id: {row id: score}}, what its loader returns) or an object
     array (a pandas frame's to_numpy(), a list of tuples holding None) as
-    an (m, 3) or (m, 2) array of strings, a missing score as "nan" (which
-    the engine refuses: no judgement); the rest as _ids takes it."""
+    an (m, 3) or (m, 2) array of strings, a missing score refused (no
+    judgement); the rest as _ids takes it."""
     if isinstance(x, dict):
         rows = []
         for q, judged in x.items():
@@ -626,7 +626,8 @@ def _pairs(x):
     def text(v, i, j):
         if _missing(v):
             if j == 2:
-                return "nan"
+                raise ValueError(f"pairs: pair {i}: a missing score ({v!r}), no judgement: score it "
+                                 "(0 or less: judged not relevant), or leave the pair out")
             raise ValueError(f"pairs: row {i}: a missing {('query', 'row')[j]} id ({v!r})")
         if isinstance(v, bool) or not isinstance(v, (str, int, float, np.integer, np.floating)):
             raise ValueError(f"pairs: row {i}, column {j}: {reprlib.repr(v)} ({type(v).__name__}); "

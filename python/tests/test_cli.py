@@ -515,8 +515,8 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         man = json.loads((tmp_path / m / "manifest.json").read_text())
         assert man["judged_negatives"] is True and man["negatives"].startswith("rows judged not relevant to the query")
     # A missing score is no judgement: refused, never read as relevant.
-    for missing in (None, float("nan")):
-        with pytest.raises(ValueError, match=r'pairs: pair 1: score "nan" is not a finite number'):
+    for missing, says in ((None, r"pairs: pair 1: a missing score \(None\), no judgement"), (float("nan"), r'pairs: pair 1: score "nan" is not a finite number: a missing score')):
+        with pytest.raises(ValueError, match=says):
             ccs.bundle(emb, queries=queries, pairs=[scored[0], (qids[1], ids[2], missing)], ids=ids, query_ids=qids, k=2)
     with pytest.raises(ValueError, match=r"pairs: a dict of pairs maps each query id to a dict of \{row id: score\} \(BEIR's qrels\); query 'Q0' maps to a list$"):
         ccs.bundle(emb, queries=queries, pairs={"Q0": ["doc0"] * 10000}, ids=ids, query_ids=qids, k=2)
