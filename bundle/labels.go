@@ -1028,9 +1028,13 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 	}
 	if mode == MissingRefused {
 		count := make([]int, len(names))
-		for _, ls := range sets {
+		firstRow := make([]int, len(names))
+		for i, ls := range sets {
 			for _, l := range ls {
 				if marks[l] {
+					if count[l] == 0 {
+						firstRow[l] = i
+					}
 					count[l]++
 				}
 			}
@@ -1042,10 +1046,10 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 				if names[j] == NullMark {
 					name = "null"
 				}
-				parts = append(parts, fmt.Sprintf("%s: %d rows", name, c))
+				parts = append(parts, fmt.Sprintf("%s: %s, the first row %d", name, counted(c, "row"), firstRow[j]))
 			}
 		}
-		return nil, nil, fmt.Errorf("%s: several labels a row, and some rows list a value that marks a missing label (%s): shared, it would make those rows one another's positives; -missing-labels drop takes it for no label, left out of the row's labels, class for a label like any other", source, strings.Join(parts, ", "))
+		return nil, nil, fmt.Errorf("%s: several labels a row, and some rows list a value that marks a missing label (%s; rows numbered from 0): shared, it would make those rows one another's positives; -missing-labels drop takes it for no label, left out of the row's labels, class for a label like any other", source, strings.Join(parts, "; "))
 	}
 	code := make([]int32, len(names)) // a kept name's new number
 	var kept []string

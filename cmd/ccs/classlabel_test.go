@@ -622,7 +622,7 @@ func TestBundleSequenceClassLabel(t *testing.T) {
 	same("ds-name", "unknown-b", "fit", "val", "cal", "test", "ood")
 
 	err := bundleOf("marked", "marked-refused")
-	if want := `some rows list a value that marks a missing label ("-1": 40 rows)`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `some rows list a value that marks a missing label ("-1": 40 rows, the first row `; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a -1 by default: %v, want %q", err, want)
 	}
 	if err := bundleOf("ds", "ds-b"); err != nil {

@@ -118,7 +118,7 @@ func TestBundleJSONLLabelLists(t *testing.T) {
 		{"mixed.jsonl", `mixed.jsonl:1: "labels" lists ["joy"], and line 10 [3]: labels of one kind, integers or names`},
 		{"real.jsonl", `real.jsonl:6: "labels" lists 2.5, which is no label number: label numbers are integers below 2^31, names strings`},
 		{"nested.jsonl", `nested.jsonl:5: "labels" lists ["joy"]: labels are names or integers`},
-		{"nullitem.jsonl", `nullitem.jsonl: several labels a row, and some rows list a value that marks a missing label (null: 1 rows): shared, it would make those rows one another's positives; -missing-labels drop`},
+		{"nullitem.jsonl", `nullitem.jsonl: several labels a row, and some rows list a value that marks a missing label (null: 1 row, the first row 6; rows numbered from 0): shared, it would make those rows one another's positives; -missing-labels drop`},
 		{"bools.jsonl", `bools.jsonl:9: "labels" lists true among lists that are no multi-hot rows`},
 	} {
 		err := bundleOf(p(c.name), "", "out-"+c.name)

@@ -265,7 +265,7 @@ func TestBundleCSVIntListsMissing(t *testing.T) {
 			"-k", "3", "-kneg", "4", "-allow-fewer", "-seed", "5"}, extra...))
 	}
 	err := bundleOf("with.csv", "refused")
-	if want := fmt.Sprintf(`some rows list a value that marks a missing label ("-1": %d rows)`, marked); err == nil || !strings.Contains(err.Error(), want) {
+	if want := fmt.Sprintf(`some rows list a value that marks a missing label ("-1": %d rows, the first row `, marked); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("-1 by default: %v, want %q", err, want)
 	}
 	if err := bundleOf("with.csv", "drop", "-missing-labels", "drop"); err != nil {
@@ -301,7 +301,7 @@ func TestBundleCSVIntListsMissing(t *testing.T) {
 	os.WriteFile(p("names.txt"), []byte("anger\ngrief\njoy\nlove\n"), 0o644)
 	named := []string{"-label-names", p("names.txt")}
 	err = bundleOf("with.csv", "named-refused", named...)
-	if want := fmt.Sprintf(`some rows list a value that marks a missing label ("-1": %d rows)`, marked); err == nil || !strings.Contains(err.Error(), want) {
+	if want := fmt.Sprintf(`some rows list a value that marks a missing label ("-1": %d rows, the first row `, marked); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("-1 with -label-names by default: %v, want %q", err, want)
 	}
 	if err := bundleOf("with.csv", "named-drop", append(named, "-missing-labels", "drop")...); err != nil {

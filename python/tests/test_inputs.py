@@ -330,7 +330,7 @@ ERRORS = [
     ("label_names a string", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names="abcd"), TypeError,
      "bundle: label_names: got str 'abcd', want a list of names, one a column of labels"),
     ("label_names naming a missing label", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "Unknown", "bee", "emu"]), ValueError,
-     "labels: several labels a row, and some rows list a value that marks a missing label (\"Unknown\": 100 rows): shared, it would "
+     "labels: several labels a row, and some rows list a value that marks a missing label (\"Unknown\": 100 rows, the first row 1; rows numbered from 0): shared, it would "
      "make those rows one another's positives; missing_labels=\"drop\" takes it for no label"),
     ("label_names of one label a row", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 4, label_names=["ant", "bee", "cow", "emu"]), ValueError,
      "bundle: label_names name the columns of a multi-hot labels matrix (several labels a row), and labels hold one label a row"),
