@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,4 +56,44 @@ func gzipped(text string) []byte {
 	z.Write([]byte(text))
 	z.Close()
 	return b.Bytes()
+}
+
+// TestBundleJSONLLabelsSkimmed: -labels of the embeddings' own JSON
+// lines skims each line (its embedding passed over, the embeddings'
+// reader checking it): the bundles are those of the same labels in a
+// file of their own, byte for byte; and a line whose embedding is no
+// JSON is refused at its line, as the embeddings' error.
+func TestBundleJSONLLabelsSkimmed(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var both, labels strings.Builder
+	for i := range 3000 {
+		lab := []string{`"cat"`, `"dog"`, `"cat", "ox"`, `"ox"`}[i%4]
+		fmt.Fprintf(&both, `{"id": %d, "embedding": [%g, %g, -0.5], "labels": [%s], "tags": [1, 2]}`+"\n", i, float64(i%7)/7, float64(i%4), lab)
+		fmt.Fprintf(&labels, `{"labels": [%s]}`+"\n", lab)
+	}
+	bad := strings.Replace(both.String(), `{"id": 2500, "embedding": [`, `{"id": 2500, "embedding": [0.5 0.25, `, 1)
+	for name, text := range map[string]string{"both.jsonl": both.String(), "labels.jsonl": labels.String(), "bad.jsonl": bad} {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ out, labels string }{{"own", p("both.jsonl")}, {"apart", p("labels.jsonl")}} {
+		if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("both.jsonl") + ":embedding", "-labels", c.labels, "-k", "3", "-out", p(c.out)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, _ := os.ReadFile(filepath.Join(p("own"), split+".npz"))
+		b, err := os.ReadFile(filepath.Join(p("apart"), split+".npz"))
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz: the labels of the embeddings' file differ from the same in a file of their own (%v)", split, err)
+		}
+	}
+	for range 3 {
+		err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("bad.jsonl") + ":embedding", "-labels", p("bad.jsonl"), "-k", "3", "-out", p("bad")})
+		if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2501: not a JSON object") {
+			t.Fatalf("a line whose embedding is no JSON: %v", err)
+		}
+	}
 }

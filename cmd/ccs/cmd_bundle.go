@@ -268,8 +268,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	labelsDone := make(chan labelsRead, 1)
 	if o.Labels != "" {
+		// The embeddings' own JSON lines: their reader checks each line
+		// whole (and its error is the one said: below).
+		lpath, _ := bundle.SplitInput(o.Labels)
+		epath, _ := bundle.SplitInput(o.Embeddings)
+		checked := mode != "views" && o.Embeddings != "" && sameFile(lpath, epath)
 		go func() {
-			li, err := readLabels(o.Labels)
+			li, err := readLabels(o.Labels, checked)
 			labelsDone <- labelsRead{li, err}
 		}()
 	}

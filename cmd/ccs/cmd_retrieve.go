@@ -677,7 +677,7 @@ func labelsMismatch(arg string, got, n int, noun, src, warn string) error {
 // list column) give each row its labels joined, and the labelSets that
 // maps a joined string back to its labels, to count hits label by label.
 func readRowLabels(arg, namesArg string, n int, db string) ([]string, labelSets, error) {
-	li, err := readLabels(arg)
+	li, err := readLabels(arg, false)
 	if err != nil {
 		return nil, nil, err
 	}

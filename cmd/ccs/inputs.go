@@ -331,7 +331,7 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 	case ".parquet":
 		return readParquetIDs(path, name, what, true)
 	case ".jsonl":
-		values, field, err := readJSONLValues(path, name, what, false)
+		values, field, err := readJSONLValues(path, name, what, false, false)
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
@@ -400,7 +400,11 @@ type labelsInput struct {
 // table or a Hugging Face dataset (table.ColumnLabelSets), or a CSV column
 // of lists (csvLabelLists: pandas' to_csv of a column of lists); else one label
 // a row, as readIDs reads them.
-func readLabels(arg string) (labelsInput, error) {
+//
+// checked says every line of a JSON-lines file is read whole by another
+// reader (ccs bundle's embeddings, of the same file): the labels' pass
+// then skims each line (readJSONLValues).
+func readLabels(arg string, checked bool) (labelsInput, error) {
 	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
@@ -408,7 +412,7 @@ func readLabels(arg string) (labelsInput, error) {
 	}
 	switch kind {
 	case ".jsonl": // several labels a row where the field holds lists
-		values, field, err := readJSONLValues(path, name, "labels", true)
+		values, field, err := readJSONLValues(path, name, "labels", true, checked)
 		if err != nil {
 			return labelsInput{}, err
 		}
@@ -1192,7 +1196,7 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
 		}
 	case kind == ".jsonl":
-		values, field, err := readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_"), false)
+		values, field, err := readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_"), false, false)
 		if err != nil {
 			return nil, err
 		}

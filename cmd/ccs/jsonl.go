@@ -469,7 +469,10 @@ func (v jsonlValue) typed() string {
 // field named, else the one named as what is (label or labels; both is
 // asked about). An object is refused; so is a list (several labels a
 // row), unless lists: then its JSON text is the value, of kind 'l'.
-func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, name string, err error) {
+// Where skim, every line of the file is read whole by another reader (the
+// embeddings' of the same file, which refuses a line that is not JSON):
+// a line's other arrays are passed over, not checked (jsonscan.MembersSkim).
+func readJSONLValues(p, field, what string, lists, skim bool) (values []jsonlValue, name string, err error) {
 	r, c, err := openText(p)
 	if err != nil {
 		return nil, "", err
@@ -496,7 +499,7 @@ func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, na
 			return nil, "", fmt.Errorf("%s:%d: both %q and %q could hold the %s: name one, %s:%s", p, line, named[0], named[1], what, p, named[0])
 		}
 	}
-	values, err = jsonlRows(p, br, first, line, []string{field}, nil, what, lists)
+	values, err = jsonlRows(p, br, first, line, []string{field}, nil, what, lists, skim)
 	return values, field, err
 }
 
@@ -506,8 +509,9 @@ func readJSONLValues(p, field, what string, lists bool) (values []jsonlValue, na
 // (len(fields) a line).
 // Where optional[i], field i may be missing from a line (kind 'm');
 // otherwise a line without it is refused. A list is a value of kind 'l'
-// where lists, else refused; an object always.
-func jsonlRows(p string, br *bufio.Reader, first jsonlRecord, line int, fields []string, optional []bool, what string, lists bool) ([]jsonlValue, error) {
+// where lists, else refused; an object always. Where skim, a line's
+// other arrays are passed over (readJSONLValues).
+func jsonlRows(p string, br *bufio.Reader, first jsonlRecord, line int, fields []string, optional []bool, what string, lists, skim bool) ([]jsonlValue, error) {
 	value := func(rec jsonlRecord, line int, field string, optional bool) (jsonlValue, error) {
 		v := rec.get(field)
 		switch {
@@ -559,8 +563,11 @@ func jsonlRows(p string, br *bufio.Reader, first jsonlRecord, line int, fields [
 	err = inBlocks(br, p, line+1, cutLines, func(data []byte, line int) ([]jsonlValue, error) {
 		var out []jsonlValue
 		err := jsonlLines(data, line, func(l []byte, line int) error {
-			rec, err := parseJSONLine(p, line, l)
-			if err != nil {
+			var rec jsonlRecord
+			var err error
+			if m, ok := jsonscan.MembersSkim(l, fields); skim && ok {
+				rec = m
+			} else if rec, err = parseJSONLine(p, line, l); err != nil {
 				return err
 			}
 			out, err = row(rec, line, out)
@@ -925,7 +932,7 @@ func readJSONLPairs(p, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 			optional = append(optional, true)
 		}
 	}
-	values, err := jsonlRows(p, br, first, line, fields, optional, "pairs", false)
+	values, err := jsonlRows(p, br, first, line, fields, optional, "pairs", false, false)
 	if err != nil {
 		return nil, err
 	}

@@ -197,14 +197,14 @@ func TestBundleCSVMultiHotLists(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want, err := readLabels(p("ids.csv"))
+	want, err := readLabels(p("ids.csv"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := readLabels(p("fids.csv")); err != nil || fmt.Sprint(got.sets, got.c) != fmt.Sprint(want.sets, want.c) || want.c != 4 {
+	if got, err := readLabels(p("fids.csv"), false); err != nil || fmt.Sprint(got.sets, got.c) != fmt.Sprint(want.sets, want.c) || want.c != 4 {
 		t.Errorf("float ids: %v, %v %d; want %v %d", err, got.sets, got.c, want.sets, want.c)
 	}
-	if _, err := readLabels(p("rids.csv")); err == nil || !strings.Contains(err.Error(), "rids.csv: row 1, [2.5]: a number that is no integer, where a list's numbers are label numbers") {
+	if _, err := readLabels(p("rids.csv"), false); err == nil || !strings.Contains(err.Error(), "rids.csv: row 1, [2.5]: a number that is no integer, where a list's numbers are label numbers") {
 		t.Errorf("2.5 among ids: %v", err)
 	}
 	if _, err := bundleOf(p("ragged.csv")+":labels", "ragged"); err == nil || !strings.Contains(err.Error(), `label 4 is not`) || !strings.Contains(err.Error(), "(0 to 1)") {

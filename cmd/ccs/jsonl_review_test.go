@@ -258,7 +258,7 @@ func TestJSONLinesReproBufferReuseStress(t *testing.T) {
 	p := reproWrite(t, "s.jsonl", b.String())
 	for _, bw := range [][2]int{{5, 3}, {97, 2}, {4096, 3}} {
 		textBlockSize, textWorkers = bw[0], bw[1]
-		got, _, err := readJSONLValues(p, "lab", "labels", false)
+		got, _, err := readJSONLValues(p, "lab", "labels", false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

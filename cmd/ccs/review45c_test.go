@@ -116,7 +116,7 @@ func TestReview45cSavetxtMatrixCommaSpace(t *testing.T) {
 		}
 		p := filepath.Join(dir, "labels.txt")
 		rv45cWrite(t, dir, map[string]string{"labels.txt": b.String()})
-		li, err := readLabels(p)
+		li, err := readLabels(p, false)
 		if err != nil {
 			t.Errorf("separator %q: %v", sep, err)
 			continue

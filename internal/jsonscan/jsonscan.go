@@ -13,6 +13,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -37,7 +38,17 @@ const maxDepth = 64
 // key that differs only in case from another (which encoding/json matches
 // to the same field) is the caller's to refuse.
 func Members(b []byte) ([]Member, bool) {
-	m, _, ok := members(b, "", false, nil)
+	m, _, ok := members(b, "", false, nil, nil)
+	return m, ok
+}
+
+// MembersSkim is Members for a reader of the members keep alone, of a
+// document another reader checks whole: the value of any other member
+// that is an array holding no string, object or array (an embedding) is
+// passed over to its closing bracket, its numbers not checked. ok = true
+// then promises keep's values alone, as Members would give them.
+func MembersSkim(b []byte, keep []string) ([]Member, bool) {
+	m, _, ok := members(b, "", false, keep, nil)
 	return m, ok
 }
 
@@ -48,12 +59,13 @@ func Members(b []byte) ([]Member, bool) {
 // where the object has no member key, or its value is not an array Near
 // reads; ok is Members'.
 func MembersNear(b []byte, key string, dst []float64) (m []Member, near []float64, ok bool) {
-	return members(b, key, true, dst)
+	return members(b, key, true, nil, dst)
 }
 
 // members reads the object b's members; where parse, the value of the
-// member key with Near's parse.
-func members(b []byte, key string, parse bool, dst []float64) (out []Member, near []float64, ok bool) {
+// member key with Near's parse; where keep, the flat arrays of other
+// members passed over (MembersSkim).
+func members(b []byte, key string, parse bool, keep []string, dst []float64) (out []Member, near []float64, ok bool) {
 	i := space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, nil, false
@@ -92,6 +104,9 @@ func members(b []byte, key string, parse bool, dst []float64) (out []Member, nea
 			} else {
 				near = nil
 			}
+		}
+		if end < 0 && keep != nil && i < len(b) && b[i] == '[' && !slices.Contains(keep, k) {
+			end = flatEnd(b, i)
 		}
 		if end < 0 {
 			end = valueEnd(b, i, 0)
@@ -202,6 +217,21 @@ func floatsAt[F float32 | float64](dst []F, b []byte, i int, parse func(string) 
 		}
 		i = next
 	}
+}
+
+// flatEnd is the end of the array starting at b[i] (the index after its
+// closing bracket) where it holds no string, object or array — its
+// values not checked —, or -1.
+func flatEnd(b []byte, i int) int {
+	j := bytes.IndexByte(b[i+1:], ']')
+	if j < 0 {
+		return -1
+	}
+	in := b[i+1 : i+1+j]
+	if bytes.IndexByte(in, '"') >= 0 || bytes.IndexByte(in, '[') >= 0 || bytes.IndexByte(in, '{') >= 0 {
+		return -1
+	}
+	return i + j + 2
 }
 
 // after reads what follows an object's member or an array's element that

@@ -191,8 +191,9 @@ func FuzzFloats(f *testing.F) {
 }
 
 // FuzzMembers: what Members reads, encoding/json reads as the same
-// members; and MembersNear reads what Members does, its member "e" as
-// Near reads that value.
+// members; MembersNear reads what Members does, its member "e" as Near
+// reads that value; and MembersSkim reads what Members does, and where
+// Members refuses, reads its kept members' values as well-formed JSON.
 func FuzzMembers(f *testing.F) {
 	f.Add([]byte(`{"a": 1, "b": [1, {"c": [true, false, null]}], "d": "x\"y"}`))
 	f.Add([]byte(`{"format": "ccs-set", "geometry": {"kind": "ball", "dim": 3}}`))
@@ -200,14 +201,25 @@ func FuzzMembers(f *testing.F) {
 	f.Add([]byte(`{"e": [0.25, "x"], "f": [1]}`))
 	f.Add([]byte(`{"e": [], "e": [1]}`))
 	f.Add([]byte(`{"e": [1e999], "x": 2} `))
+	f.Add([]byte(`{"label": "cat", "emb": [1, 2, x], "a": [3]}`))
+	f.Add([]byte(`{"label": ["a", 1], "emb": [0.5, -1e3]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := Members(b)
 		mn, near, okNear := MembersNear(b, "e", []float64{9, 9})
 		if okNear != ok || !slices.EqualFunc(mn, got, func(x, y Member) bool { return x.Key == y.Key && bytes.Equal(x.Value, y.Value) }) {
 			t.Fatalf("MembersNear(%q) = %q, %v; Members %q, %v", b, mn, okNear, got, ok)
 		}
+		skim, okSkim := MembersSkim(b, []string{"a", "label"})
 		if !ok {
+			for _, m := range skim { // lax only where it passes over: keep's values well formed
+				if okSkim && (m.Key == "a" || m.Key == "label") && !json.Valid(m.Value) {
+					t.Fatalf("MembersSkim(%q)[%q] = %q, not JSON", b, m.Key, m.Value)
+				}
+			}
 			return
+		}
+		if !okSkim || !slices.EqualFunc(skim, got, func(x, y Member) bool { return x.Key == y.Key && bytes.Equal(x.Value, y.Value) }) {
+			t.Fatalf("MembersSkim(%q) = %q, %v; Members %q", b, skim, okSkim, got)
 		}
 		var e []byte
 		for _, x := range got {
