@@ -50,7 +50,13 @@ func EmbeddingsOf(a Array, source string, views bool) (Embeddings, error) {
 		if views {
 			want = "(n, v, d) views"
 		}
-		return e, fmt.Errorf("%s: shape %s, want %s", source, FormatShape(a.Shape), want)
+		hint := ""
+		if len(a.Shape) == 3 && !views {
+			// Each item's views (-views), or a triplet export, which is
+			// no views: its negative would be taken for a positive.
+			hint = ": an (n, v, d) array of each item's v views goes as -views (views= in Python); triplets, (anchor, positive, negative) along the second axis, are no views but relevance pairs (docs/your-data.md, §6 \"Your data set's own negatives\")"
+		}
+		return e, fmt.Errorf("%s: shape %s, want %s%s", source, FormatShape(a.Shape), want, hint)
 	}
 	e.Rows = a.F32
 	return e, e.check()

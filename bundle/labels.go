@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -245,6 +246,18 @@ type PairIDs struct {
 	// twoColumns is a text of pairs' header line of two columns, no
 	// score (ScoreNote); nil otherwise.
 	twoColumns []string
+	// NQueries and NRows, where given (> 0), are the numbers of the
+	// queries and of the rows: a pair that names one by a row number out
+	// of range — scored relevant or not — is refused as the pairs are
+	// read, numbered as the file numbers it, with what every pair of
+	// the file spans (a corpus shorter than the one the pairs were made
+	// for, ids counted from 1, the sides swapped).
+	NQueries, NRows int
+	ranges          pairRanges
+	// zero are pairs judged not relevant (scored 0 or less), resolved
+	// without counting an unknown id, the first maxZero of them, for
+	// ReversedWarning.
+	zero [][2]int
 	// negKeys are Negatives' pairs as given, one for one: those also
 	// scored relevant (scored, 3) stay relevant, no negative.
 	negKeys [][2]string
@@ -680,6 +693,7 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 		} else {
 			q, r = strconv.FormatInt(a.I64[w*i], 10), strconv.FormatInt(a.I64[w*i+1], 10)
 		}
+		p.checkRange(q, r, fmt.Sprintf("pair %d", i))
 		if w == 3 && i == 0 && a.Str != nil {
 			if form := TrialList(a.Str[:3]); form != "" {
 				return nil, fmt.Errorf("%s: pair 0: %w", name, trialListError(strings.Join(a.Str[:3], " "), form))
@@ -704,6 +718,9 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			}
 			p.score(q, r, p.relevant(score))
 			if !p.relevant(score) {
+				if score <= 0 {
+					p.keepZero(q, r)
+				}
 				if err := p.judged(q, r, score); err != nil {
 					return nil, fmt.Errorf("%s: pair %d: %w", name, i, err)
 				}
@@ -718,7 +735,178 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			pairs = append(pairs, [2]int{qi, ri})
 		}
 	}
+	if err := p.rangeError(name); err != nil {
+		return nil, err
+	}
 	return p.left(pairs, name, p.Unscored-unscored)
+}
+
+// pairRanges is what the row numbers of the pairs read span, and the
+// first pair that names one out of range.
+type pairRanges struct {
+	pairs, bad int
+	lo, hi     [2]int
+	first      string // "pair 160 names row 361, there are 360 rows of embeddings"
+}
+
+// checkRange records the row numbers of the pair (query, row), given at
+// where ("pair 160", "line 5"), for PairIDs.rangeError: each side named by
+// row numbers whose count is given.
+func (p *PairIDs) checkRange(query, row, where string) {
+	if p.NQueries <= 0 && p.NRows <= 0 || p.queries != nil && p.rows != nil {
+		return
+	}
+	rg := &p.ranges
+	if rg.pairs == 0 {
+		rg.lo, rg.hi = [2]int{math.MaxInt, math.MaxInt}, [2]int{math.MinInt, math.MinInt}
+	}
+	rg.pairs++
+	bad := ""
+	for c, side := range [2]struct {
+		id    string
+		named bool
+		n     int
+		what  string
+	}{{query, p.queries != nil, p.NQueries, "queries"}, {row, p.rows != nil, p.NRows, "rows of embeddings"}} {
+		v, err := strconv.Atoi(strings.TrimSpace(side.id))
+		if side.named || side.n <= 0 || err != nil {
+			continue
+		}
+		rg.lo[c], rg.hi[c] = min(rg.lo[c], v), max(rg.hi[c], v)
+		if (v < 0 || v >= side.n) && bad == "" {
+			bad = fmt.Sprintf("%s names %s %d, there are %d %s", where, [2]string{"query", "row"}[c], v, side.n, side.what)
+		}
+	}
+	if bad != "" {
+		if rg.bad++; rg.first == "" {
+			rg.first = bad
+		}
+	}
+}
+
+// rangeError is the refusal of pairs of which one names a row number out
+// of range (checkRange), nil where none does.
+func (p *PairIDs) rangeError(name string) error {
+	rg := p.ranges
+	if rg.bad == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s%s", name, rg.first, OutOfRange(rg.bad, rg.pairs, rg.lo, rg.hi, p.NQueries, p.NRows))
+}
+
+// OutOfRange says, for pairs of which bad of all name a query or row out
+// of range, spanning queries lo[0] … hi[0] and rows lo[1] … hi[1] of
+// nQueries and nRows, what the ranges suggest: ids counted from 1, or the
+// queries' and rows' files (or the pairs' columns) swapped, or ids where
+// row numbers are read.
+func OutOfRange(bad, all int, lo, hi [2]int, nQueries, nRows int) string {
+	span := func(c int) string {
+		if lo[c] > hi[c] {
+			return "named by ids"
+		}
+		return fmt.Sprintf("%d … %d", lo[c], hi[c])
+	}
+	msg := fmt.Sprintf(" (%d of the %d pairs name a query or row out of range; queries %s, rows %s", bad, all, span(0), span(1))
+	switch n := [2]int{nQueries, nRows}; {
+	case lo[0] >= 0 && lo[1] >= 0 && hi[0] < n[1] && hi[1] < n[0]:
+		msg += ": they fit the other way round — are -queries and -embeddings swapped, or the pairs' columns (query first, then row)?"
+	case lo[0] >= 1 && lo[1] >= 1 && hi[0] <= n[0] && hi[1] <= n[1]:
+		msg += ": ids counted from 1? Rows are numbered from 0: give pairs − 1"
+	case hi[0] >= 10*n[0] || hi[1] >= 10*n[1]:
+		// MS MARCO's and BEIR's ids are numbers far beyond the rows.
+		msg += ": the columns are read as row numbers; ids as a qrels file names them (1000000, \"doc17\") need the rows' ids: -query-ids FILE and -ids FILE (query_ids= and ids= in Python), one a row in row order"
+	case hi[0] < n[0] && hi[1] >= n[1] || hi[1] < n[1] && hi[0] >= n[0]:
+		msg += ": a shorter file of embeddings than the pairs were made for?"
+	}
+	return msg + ")"
+}
+
+// maxZero bounds the pairs judged not relevant that PairIDs keeps for
+// ReversedWarning.
+const maxZero = 1 << 16
+
+// keepZero keeps the pair (query, row), judged not relevant, for
+// ReversedWarning, where its ids (or row numbers) name rows.
+func (p *PairIDs) keepZero(query, row string) {
+	if len(p.zero) >= maxZero {
+		return
+	}
+	side := func(id string, m map[string]int, n int) (int, bool) {
+		id = strings.TrimSpace(id)
+		if m != nil {
+			v, ok := m[id]
+			return v, ok
+		}
+		v, err := strconv.Atoi(id)
+		return v, err == nil && v >= 0 && (n <= 0 || v < n)
+	}
+	q, okQ := side(query, p.queries, p.NQueries)
+	r, okR := side(row, p.rows, p.NRows)
+	if okQ && okR {
+		p.zero = append(p.zero, [2]int{q, r})
+	}
+}
+
+// ReversedWarning says, where the pairs read hold pairs judged not
+// relevant (scored 0 or less) beside relevant ones of the same queries,
+// and the former lie nearer their queries than the latter in most
+// comparisons, that the scores look reversed: the columns of a
+// triplet's positive and negative swapped, or a label where 0 is the
+// relevant one (Hugging Face's NLI labels: 0 entailment, 2 contradiction)
+// read as a score. pairs are the relevant pairs; queries (nil: the rows
+// are their own queries) and rows the embeddings, of dimension d. It is
+// "" otherwise, and where Judged (the plan's own check then compares the
+// same pairs: Plan.Inspect).
+func (p *PairIDs) ReversedWarning(pairs [][2]int, queries, rows []float32, d int) string {
+	if p.Judged || len(p.zero) == 0 || d <= 0 {
+		return ""
+	}
+	if queries == nil {
+		queries = rows
+	}
+	nq, nr := len(queries)/d, len(rows)/d
+	rel := map[int][]int{}
+	for _, pr := range pairs {
+		if pr[0] >= 0 && pr[0] < nq && pr[1] >= 0 && pr[1] < nr {
+			rel[pr[0]] = append(rel[pr[0]], pr[1])
+		}
+	}
+	zero := map[int][]int{}
+	for _, pr := range p.zero {
+		if _, ok := rel[pr[0]]; ok && pr[1] < nr {
+			zero[pr[0]] = append(zero[pr[0]], pr[1])
+		}
+	}
+	dist := func(a, b []float32) float64 {
+		var s float64
+		for i, v := range a {
+			x := float64(v - b[i])
+			s += x * x
+		}
+		return s
+	}
+	var closer, comparisons float64
+	qs := slices.Sorted(maps.Keys(zero))
+	for _, q := range qs[:min(len(qs), 4096)] {
+		x := queries[q*d : (q+1)*d]
+		for _, r := range rel[q] {
+			dr := dist(x, rows[r*d:(r+1)*d])
+			for _, z := range zero[q] {
+				switch dz := dist(x, rows[z*d:(z+1)*d]); {
+				case dr < dz:
+					closer++
+				case dr == dz:
+					closer += 0.5
+				}
+				comparisons++
+			}
+		}
+	}
+	if comparisons < 20 || closer/comparisons >= 0.4 {
+		return ""
+	}
+	return fmt.Sprintf("the pairs scored 0 or less lie nearer their queries than the relevant pairs: of %.0f comparisons of a relevant row and a row judged not relevant of one query (%d queries), the relevant one was the nearer in %.1f%%, where 50%% is chance and a model's judgements give more — are the scores reversed? A triplet's positive and negative columns swapped, or a label whose 0 is the relevant one read as a score (Hugging Face's NLI labels: 0 entailment, 1 neutral, 2 contradiction: score entailment 1, the rest 0)",
+		comparisons, min(len(qs), 4096), 100*closer/comparisons)
 }
 
 // judged keeps the pair (query, row), scored score, among Negatives
@@ -1274,6 +1462,10 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			}
 			ids.score(fields[0], fields[1], ids.relevant(score))
 			if !ids.relevant(score) {
+				ids.checkRange(fields[0], fields[1], fmt.Sprintf("line %d", line))
+				if score <= 0 {
+					ids.keepZero(fields[0], fields[1])
+				}
 				if err := ids.judged(fields[0], fields[1], score); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 				}
@@ -1289,6 +1481,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			headers++
 			continue
 		}
+		ids.checkRange(fields[0], fields[1], fmt.Sprintf("line %d", line))
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
@@ -1299,6 +1492,9 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := ids.rangeError(name); err != nil {
+		return nil, err
 	}
 	switch {
 	case lines == 0:

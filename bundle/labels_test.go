@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -708,5 +709,53 @@ func TestFloatMultiHot(t *testing.T) {
 	if _, _, err := Labels(Array{Shape: []int{2, 2}, F32: []float32{0, 1, 0.5, 1}}, "m.npy", "labels"); err == nil || !strings.Contains(err.Error(), "dtype float") ||
 		!strings.Contains(err.Error(), "(row 1, column 0 is 0.5, which is no label") || strings.Contains(err.Error(), "astype") {
 		t.Errorf("floats not 0 or 1: %v", err)
+	}
+}
+
+// TestReversedWarning: pairs judged not relevant that lie nearer their
+// queries than the relevant ones — a triplet's columns swapped — are
+// warned of; the same scores the right way round, or judged negatives
+// the plan's own check compares, are not; and a pair out of range is
+// refused as the file numbers it, with what all its pairs span.
+func TestReversedWarning(t *testing.T) {
+	const nq, d = 60, 4
+	r := rand.New(rand.NewPCG(3, 4))
+	queries := make([]float32, nq*d)
+	rows := make([]float32, 2*nq*d)
+	for q := range nq {
+		for k := range d {
+			x := float32(r.NormFloat64())
+			queries[q*d+k] = x
+			rows[2*q*d+k] = x + 0.1*float32(r.NormFloat64())     // the paraphrase
+			rows[(2*q+1)*d+k] = x + 0.8*float32(r.NormFloat64()) // the hard negative
+		}
+	}
+	read := func(pos, neg string, judged bool) (string, error) {
+		var text strings.Builder
+		for q := range nq {
+			fmt.Fprintf(&text, "%d\t%d\t%s\n%d\t%d\t%s\n", q, 2*q, pos, q, 2*q+1, neg)
+		}
+		p := &PairIDs{NQueries: nq, NRows: 2 * nq, Judged: judged}
+		pairs, err := ReadQrels(strings.NewReader(text.String()), "pairs.tsv", p)
+		if err != nil {
+			return "", err
+		}
+		return p.ReversedWarning(pairs, queries, rows, d), nil
+	}
+	if w, err := read("0", "1", false); err != nil || !strings.Contains(w, "are the scores reversed?") {
+		t.Errorf("swapped: %q, %v", w, err)
+	}
+	for _, c := range []struct {
+		pos, neg string
+		judged   bool
+	}{{"1", "0", false}, {"0", "1", true}} {
+		if w, err := read(c.pos, c.neg, c.judged); err != nil || w != "" {
+			t.Errorf("%+v: %q, %v", c, w, err)
+		}
+	}
+	p := &PairIDs{NQueries: nq, NRows: 2 * nq}
+	_, err := ReadQrels(strings.NewReader("0\t1\t1\n1\t2\t0\n2\t130\t0\n3\t125\t1\n"), "pairs.tsv", p)
+	if want := "pairs.tsv: line 3 names row 130, there are 120 rows of embeddings (2 of the 4 pairs name a query or row out of range; queries 0 … 3, rows 1 … 130"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("out of range: %v, want %q", err, want)
 	}
 }

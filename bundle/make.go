@@ -2306,8 +2306,7 @@ func seqFrom(lo, hi int) []int {
 }
 
 // pairsOutOfRange says, for pairs of which one names a query or row out
-// of range, how many do, and what the pairs' ranges suggest: ids counted
-// from 1, or the queries' and rows' files (or the pairs' columns) swapped.
+// of range, how many do, and what the pairs' ranges suggest (OutOfRange).
 func (items Items) pairsOutOfRange() string {
 	bad := 0
 	lo, hi := [2]int{math.MaxInt, math.MaxInt}, [2]int{math.MinInt, math.MinInt}
@@ -2319,17 +2318,7 @@ func (items Items) pairsOutOfRange() string {
 			lo[c], hi[c] = min(lo[c], pr[c]), max(hi[c], pr[c])
 		}
 	}
-	msg := fmt.Sprintf(" (%d of the %d pairs name a query or row out of range; queries %d … %d, rows %d … %d", bad, len(items.Pairs), lo[0], hi[0], lo[1], hi[1])
-	switch n := [2]int{items.Queries, items.N}; {
-	case lo[0] >= 0 && lo[1] >= 0 && hi[0] < items.N && hi[1] < items.Queries:
-		msg += ": they fit the other way round — are -queries and -embeddings swapped, or the pairs' columns (query first, then row)?"
-	case lo[0] >= 1 && lo[1] >= 1 && hi[0] <= n[0] && hi[1] <= n[1]:
-		msg += ": ids counted from 1? Rows are numbered from 0: give pairs − 1"
-	case hi[0] >= 10*n[0] || hi[1] >= 10*n[1]:
-		// MS MARCO's and BEIR's ids are numbers far beyond the rows.
-		msg += ": the columns are read as row numbers; ids as a qrels file names them (1000000, \"doc17\") need the rows' ids: -query-ids FILE and -ids FILE (query_ids= and ids= in Python), one a row in row order"
-	}
-	return msg + ")"
+	return OutOfRange(bad, len(items.Pairs), lo, hi, items.Queries, items.N)
 }
 
 // dedupeRelevant removes the repeats from each query's relevant rows
@@ -3269,7 +3258,7 @@ func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 		"label sets": "do the rows of labels follow the embeddings' rows, in the same order?",
 		"groups":     "do the group ids follow the embeddings' rows, in the same order?",
 		"views":      "is the array (n, v, d), each item's views along its second axis?",
-		"pairs":      "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1",
+		"pairs":      "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1; with judged negatives, well below 50% says the scores are reversed — a triplet's positive and negative columns swapped, or a label whose 0 is the relevant one read as a score (Hugging Face's NLI labels: 0 entailment, 2 contradiction)",
 	}[p.mode]
 	if share, dotShare := closer/comparisons, closerDot/comparisons; dotShare >= 0.55 && dotShare-share >= 0.1 {
 		// A dot-product model: its positives are the larger products,

@@ -538,7 +538,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		in.Blocks, _, _ = bundle.MissingStrings(blocks, names) // "" and "nan": refused by Inputs.Items
 		in.BlocksSource = "blocks"
 	}
-	var pairNote, pairsHash, unscoredNote, ddNote string
+	var pairNote, pairsHash, unscoredNote, ddNote, reversedNote string
 	if mode == "pairs" {
 		q, err := readEmbeddings(arrays["queries"], false)
 		if err != nil {
@@ -560,6 +560,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
 		ids.MinScore, ids.Judged = o.MinScore, o.JudgedNegatives
+		ids.NQueries, ids.NRows = q.N, in.Embeddings.N
 		if o.PairsFile != "" {
 			if in.Pairs, pairsHash, err = readQrels(o.PairsFile, ids); err != nil {
 				return nil, err
@@ -588,6 +589,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if note := ids.ScoreNote(); note != "" {
 			pairNote = strings.TrimPrefix(pairNote+"; ", "; ")
 			pairNote += "pairs: " + note
+		}
+		if w := ids.ReversedWarning(in.Pairs, q.Rows, in.Embeddings.Rows, in.Embeddings.D); w != "" {
+			reversedNote = cmp.Or(o.PairsFile, "pairs") + ": " + w
 		}
 		in.Queries, in.QueryIDs, qrows = &q, queryIDs, q.Rows
 		if hasQueryLabels {
@@ -655,6 +659,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if note != "" {
 			out.Notes = append(out.Notes, note)
 		}
+	}
+	if reversedNote != "" {
+		out.Warnings = append([]string{reversedNote}, out.Warnings...)
 	}
 	if pairNote != "" {
 		out.Warnings = append([]string{pairNote}, out.Warnings...)

@@ -565,7 +565,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				}
 			}
 		}
-		ids := &bundle.PairIDs{Judged: o.JudgedNegatives}
+		ids := &bundle.PairIDs{Judged: o.JudgedNegatives, NQueries: queries.N, NRows: emb.N}
 		if o.minScoreSet {
 			ids.MinScore = &o.MinScore
 		}
@@ -608,6 +608,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		in.Negatives = ids.Negatives
 		if note := ids.Note(); note != "" {
 			notes = append(notes, o.Pairs+": "+note) // printed with the plan's
+		}
+		if w := ids.ReversedWarning(in.Pairs, queries.Rows, emb.Rows, emb.D); w != "" {
+			notes = append(notes, o.Pairs+": "+w)
 		}
 		unscored := ids.UnscoredNote()
 		if unscored != "" && !ids.Judged && ids.MinScore == nil {

@@ -126,11 +126,11 @@ func TestLabelsRepeatedHeader(t *testing.T) {
 		{"pd.csv", "pd.csv:4: a line repeating the header"},
 		{"plain.csv", "plain.csv:4: a line repeating the header"},
 	} {
-		if _, err := readLabels(p(c.name) + ":label", false); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := readLabels(p(c.name)+":label", false); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want …%s…", c.name, err, c.want)
 		}
 	}
-	if li, err := readLabels(p("ok.csv") + ":label", false); err != nil || len(li.names) != 3 {
+	if li, err := readLabels(p("ok.csv")+":label", false); err != nil || len(li.names) != 3 {
 		t.Errorf("a label named as the column: %v, names %q", err, li.names)
 	}
 }

@@ -159,7 +159,7 @@ func TestReview45MultiHotNullRow(t *testing.T) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	li, err := readLabels(p + ":labels", false)
+	li, err := readLabels(p+":labels", false)
 	if err == nil && li.c != 5 {
 		t.Errorf("CSV, multi-hot lists (5 columns) and row 8's cell empty: read as %d labels (listIDs %v); want the 5 columns' labels, or an error naming the row", li.c, li.listIDs)
 	}
@@ -193,7 +193,7 @@ func TestReview45ListLabelHugeID(t *testing.T) {
 		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		li, err := readLabels(p + f.arg, false)
+		li, err := readLabels(p+f.arg, false)
 		if err == nil && li.c > 1<<24 {
 			t.Errorf("%s: a list holding 2000000000 among the labels 0..4: c = %d labels, which bundle allocates tables for (out of memory, a fatal error); want a refusal naming row 6", f.name, li.c)
 		}

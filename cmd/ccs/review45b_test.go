@@ -119,7 +119,7 @@ func TestReview45bDecimalCommaLabelsMisread(t *testing.T) {
 		fmt.Fprintf(&b, "%d;%s\n", i, []string{"0,0", "1,0"}[i%2])
 	}
 	rv45bWrite(t, dir, map[string]string{"de.csv": b.String()})
-	li, err := readLabels(filepath.Join(dir, "de.csv") + ":label", false)
+	li, err := readLabels(filepath.Join(dir, "de.csv")+":label", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +276,11 @@ func TestReview45bQuotedTrueFalseNames(t *testing.T) {
 		"l.csv":   "labels\n" + rv45bLines(20, `"['True', 'False']"`, `"['False', 'True']"`),
 		"l.jsonl": rv45bLines(20, `{"labels": ["True", "False"]}`, `{"labels": ["False", "True"]}`),
 	})
-	c, err := readLabels(filepath.Join(dir, "l.csv") + ":labels", false)
+	c, err := readLabels(filepath.Join(dir, "l.csv")+":labels", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := readLabels(filepath.Join(dir, "l.jsonl") + ":labels", false)
+	j, err := readLabels(filepath.Join(dir, "l.jsonl")+":labels", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,11 +307,11 @@ func TestReview45bParquetFloatMultiHot(t *testing.T) {
 	}
 	writeColumnParquet(t, filepath.Join(dir, "l.parquet"), "labels", lb.NewArray(), 1<<16)
 	rv45bWrite(t, dir, map[string]string{"l.jsonl": jl.String()})
-	j, err := readLabels(filepath.Join(dir, "l.jsonl") + ":labels", false)
+	j, err := readLabels(filepath.Join(dir, "l.jsonl")+":labels", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := readLabels(filepath.Join(dir, "l.parquet") + ":labels", false)
+	q, err := readLabels(filepath.Join(dir, "l.parquet")+":labels", false)
 	if err != nil {
 		t.Fatalf("Parquet list<double> of 0.0/1.0: %v; JSON lines of the same rows read (%d sets, c %d)", err, len(j.sets), j.c)
 	}
@@ -363,7 +363,7 @@ func TestReview45bCSVMixedNameFloatPanics(t *testing.T) {
 			t.Errorf("readLabels panicked: %v; want an error (names and numbers mixed)", r)
 		}
 	}()
-	if _, err := readLabels(filepath.Join(dir, "l.csv") + ":labels", false); err == nil {
+	if _, err := readLabels(filepath.Join(dir, "l.csv")+":labels", false); err == nil {
 		t.Errorf("names and label numbers mixed: no error")
 	}
 }

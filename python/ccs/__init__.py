@@ -607,6 +607,8 @@ def _pairs(x):
             raise ValueError("pairs: an empty dict: no pairs")
         x = np.empty((len(rows), 3), dtype=object)
         x[:] = rows
+    if isinstance(x, (list, tuple)) and len(x) == 0 or isinstance(x, np.ndarray) and x.size == 0:
+        raise ValueError(f"pairs: {'an empty list' if isinstance(x, (list, tuple)) else f'an empty array, shape {x.shape}'}: no pairs")
     a = x if isinstance(x, np.ndarray) else None
     if a is None and isinstance(x, (list, tuple)):
         try:
@@ -746,7 +748,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
 
     if views is None and embeddings is not None and len(shape(embeddings)) == 3:
         raise ValueError(f"bundle: embeddings of shape {shape(embeddings)}: an (n, v, d) array is "
-                         "each item's v views: pass it as views= (ccs.bundle(views=V), view 0 each item's anchor)")
+                         "each item's v views: pass it as views= (ccs.bundle(views=V), view 0 each item's anchor) — unless it holds "
+                         "triplets, (anchor, positive, negative) along its second axis, which are no views (a negative would be "
+                         "taken for a positive): those are relevance pairs, queries=T[:, 0] and pairs scored 1 and 0 "
+                         "(docs/your-data.md, §6 \"Your data set's own negatives\")")
     if k is None:
         k = 20
         if views is not None and len(shape(views)) == 3:
