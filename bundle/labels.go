@@ -244,8 +244,11 @@ type PairIDs struct {
 	Judged    bool
 	Negatives [][2]int
 	// twoColumns is a text of pairs' header line of two columns, no
-	// score (ScoreNote); nil otherwise.
-	twoColumns []string
+	// score, or the two Columns named (ScoreNote); nil otherwise.
+	// unnamedScore is the score column the header has and Columns left
+	// out.
+	twoColumns   []string
+	unnamedScore string
 	// NQueries and NRows, where given (> 0), are the numbers of the
 	// queries and of the rows: a pair that names one by a row number out
 	// of range — scored relevant or not — is refused as the pairs are
@@ -301,14 +304,25 @@ type PairIDs struct {
 // as each pair's relevance score, and when its header named two columns,
 // that every pair was taken as relevant; "" otherwise.
 func (p *PairIDs) ScoreNote() string {
+	if p.twoColumns != nil && p.unnamedScore != "" {
+		return fmt.Sprintf("the columns %s named, not %q: every pair is taken as relevant, those scored 0 (judged not relevant) too; name it third to read the scores (FILE:%s,%s)", strings.Join(p.twoColumns, " and "), p.unnamedScore, strings.Join(p.twoColumns, ","), p.unnamedScore)
+	}
 	if p.twoColumns != nil {
 		return fmt.Sprintf("two columns (%s), no scores: every pair is taken as relevant (BEIR's qrels score each pair, 0 for one judged not relevant: keep that column)", strings.Join(p.twoColumns, ", "))
 	}
-	switch strings.ToLower(p.scoreColumn) {
-	case "", "score", "scores", "relevance", "rel", "label", "grade", "judgment", "judgement", "rating", "relevant":
+	if p.scoreColumn == "" || scoreName(p.scoreColumn) {
 		return ""
 	}
 	return fmt.Sprintf("the third column, %q, was read as each pair's relevance score (a pair scored %s is left out as not relevant); give two columns, query and row, where every pair is relevant", p.scoreColumn, p.below())
+}
+
+// scoreName says whether a column's name names relevance scores.
+func scoreName(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "score", "scores", "relevance", "rel", "label", "grade", "judgment", "judgement", "rating", "relevant":
+		return true
+	}
+	return false
 }
 
 // relevant reports whether a pair of this score is relevant.
@@ -1371,14 +1385,18 @@ func trialListError(line, form string) error {
 func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	var pairs [][2]int
 	unscored := ids.Unscored
-	cols, colsLine := 0, 0 // the columns of the first line, and its number
-	index := false         // pandas' unnamed index first (to_csv's ",query,row" header): left out
-	lines, headers := 0, 0 // lines not blank, and header lines among them
-	var picked []int       // with Columns: the header's columns they name
-	width := 0             // with Columns: the header's columns
+	cols, colsLine := 0, 0  // the columns of the first line, and its number
+	index := false          // pandas' unnamed index first (to_csv's ",query,row" header): left out
+	lines, headers := 0, 0  // lines not blank, and header lines among them
+	var headerLine []string // the header's fields
+	var picked []int        // with Columns: the header's columns they name
+	width := 0              // with Columns: the header's columns
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), " \r")
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig)
+		}
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
@@ -1402,8 +1420,11 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 				ids.header = slices.Clone(ids.Columns)
 				if len(picked) == 3 {
 					ids.scoreColumn = ids.Columns[2]
+				} else if score := slices.IndexFunc(fields, func(f string) bool { return scoreName(f) }); score >= 0 {
+					ids.unnamedScore = fields[score] // a score column left out: ScoreNote
+					ids.twoColumns = slices.Clone(ids.Columns)
 				}
-				headers++
+				headers, headerLine = headers+1, fields
 				continue
 			}
 			if len(fields) != width {
@@ -1439,12 +1460,14 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		if len(fields) == 3 {
 			// A first line whose ids read as a pair's, its score a word
 			// ("u1,i2,view": an event), is a pair, not a header.
-			if line == colsLine && !ids.NoHeader && ids.Header(fields[0], fields[1]) {
+			if _, err := finiteScore(fields[2]); line == colsLine && !ids.NoHeader && err != nil && ids.Header(fields[0], fields[1]) {
+				// A header names its third column (score): a number
+				// there is a pair's score, whatever its ids.
 				if err := swappedHeader(fields); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 				}
 				ids.scoreColumn, ids.header = fields[2], slices.Clone(fields)
-				headers++
+				headers, headerLine = headers+1, fields
 				continue // a header
 			}
 			score, err := finiteScore(fields[2])
@@ -1478,7 +1501,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 			}
 			ids.twoColumns = slices.Clone(fields)
-			headers++
+			headers, headerLine = headers+1, fields
 			continue
 		}
 		ids.checkRange(fields[0], fields[1], fmt.Sprintf("line %d", line))
@@ -1500,7 +1523,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	case lines == 0:
 		return nil, fmt.Errorf("%s: empty: no pairs (a text of pairs holds one a line: query, relevant row [, score])", name)
 	case lines == headers:
-		return nil, fmt.Errorf("%s: a header line (line %d) and no pairs below it", name, colsLine)
+		return nil, fmt.Errorf("%s: a header line (line %d: %s) and no pairs below it", name, colsLine, strings.Join(headerLine, ", "))
 	}
 	return ids.left(pairs, name, ids.Unscored-unscored)
 }

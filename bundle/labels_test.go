@@ -376,8 +376,8 @@ func TestReadQrels(t *testing.T) {
 	for text, want := range map[string]string{
 		"":                             "qrels.tsv: empty: no pairs",
 		"\n \n":                        "qrels.tsv: empty: no pairs",
-		"query-id\tcorpus-id\tscore\n": "qrels.tsv: a header line (line 1) and no pairs below it",
-		"\nquery-id,corpus-id\n\n":     "qrels.tsv: a header line (line 2) and no pairs below it",
+		"query-id\tcorpus-id\tscore\n": "qrels.tsv: a header line (line 1: query-id, corpus-id, score) and no pairs below it",
+		"\nquery-id,corpus-id\n\n":     "qrels.tsv: a header line (line 2: query-id, corpus-id) and no pairs below it",
 	} {
 		if _, _, err := read(text); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)

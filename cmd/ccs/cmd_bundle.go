@@ -541,9 +541,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// -query-labels name are theirs, as the embeddings' are.
 		var others []otherColumn
 		qpath, _ := bundle.SplitInput(o.Queries)
-		for _, f := range []struct{ flag, arg, what string }{{"-query-ids", o.QueryIDs, "query ids"}, {"-query-labels", o.QueryLabels, "query labels"}} {
+		for _, f := range []struct{ flag, arg, what string }{{"-query-ids", o.QueryIDs, "query ids"}, {"-query-labels", o.QueryLabels, "labels"}} {
+			// what: the names the flag's own reader looks for
+			// (readIDStrings' "query ids", readNamedIDs' "labels").
 			if p, col := bundle.SplitInput(f.arg); f.arg != "" && sameFile(p, qpath) {
-				others = append(others, otherColumn{column: col, flag: f.flag, names: columnNames("", strings.ReplaceAll(f.what, " ", "_"))})
+				others = append(others, otherColumn{column: col, flag: f.flag, names: columnNames("", f.what)})
 			}
 		}
 		if queries, err = readEmbeddingsCtx(ctx, o.Queries, false, others...); err != nil {

@@ -292,13 +292,18 @@ func commentNames(line string, sep rune) []string {
 }
 
 // columnNames are the names a table's column of what is looked for by:
-// the column named, else what's (labels, label; for ids, id and _id too,
-// as BEIR's corpus and queries name theirs), in that order.
+// the column named, else what's (labels, label; query ids, query id,
+// query_ids, query_id; for ids, id and _id too, as BEIR's corpus and
+// queries name theirs), in that order.
 func columnNames(column, what string) []string {
 	if column != "" {
 		return []string{strings.TrimSpace(column)}
 	}
 	names := []string{what, strings.TrimSuffix(what, "s")}
+	if strings.Contains(what, " ") { // "query ids": query_ids and query_id too, as tables name them
+		u := strings.ReplaceAll(what, " ", "_")
+		names = append(names, u, strings.TrimSuffix(u, "s"))
+	}
 	if strings.HasSuffix(what, "ids") {
 		names = append(names, "id", "_id")
 	}

@@ -267,7 +267,7 @@ func TestUser46Messages(t *testing.T) {
 		stderr string
 	}{
 		{"empty qrels", with("-pairs", write("empty.tsv", "")), "empty.tsv: empty: no pairs", ""},
-		{"a header alone", with("-pairs", write("header.tsv", "query-id\tcorpus-id\tscore\n")), "header.tsv: a header line (line 1) and no pairs below it", ""},
+		{"a header alone", with("-pairs", write("header.tsv", "query-id\tcorpus-id\tscore\n")), "header.tsv: a header line (line 1: query-id, corpus-id, score) and no pairs below it", ""},
 		{"two columns", with("-pairs", write("two.tsv", two.String())), "", "two columns (query-id, corpus-id), no scores: every pair is taken as relevant"},
 		{"ids swapped", with("-pairs", in("qrels.tsv"), "-ids", in("query-ids.txt"), "-query-ids", in("passage-ids.txt")),
 			"passage-ids.txt: 400 query ids for 120 rows (the rows of -queries " + in("queries.npy") + "): as many as the other side's rows — -ids and -query-ids swapped?", ""},

@@ -22,6 +22,7 @@ command line holds them. Bad input raises ValueError with the command line's
 message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
+import copy
 import ctypes
 import inspect
 import io
@@ -195,7 +196,11 @@ class _Handle:
         return o
 
     def __deepcopy__(self, memo):
-        return self.__copy__()
+        o = self.__copy__()
+        for k, v in self.__dict__.items():  # a fit's training and the caches: the copy's own
+            if k != "_h":
+                setattr(o, k, copy.deepcopy(v, memo))
+        return o
 
     def __reduce__(self):
         raise TypeError(f"cannot pickle a ccs.{type(self).__name__}")
@@ -1560,7 +1565,6 @@ class UnknownName(KeyError, ValueError):
         return str(self.args[0])
 
 
-@_keywords
 def _unfloat(v):
     """Decoded JSON v with infinite floats as ccs's JSON writes them,
     "+Inf" and "-Inf" (_lib.floats' inverse)."""
@@ -1573,6 +1577,7 @@ def _unfloat(v):
     return v
 
 
+@_keywords
 def report(results, path, *, title=None):
     """Writes one self-contained HTML page of results, as ccs report does:
     each a Comparison, a JSON document's path (ccs compare -json, ccs

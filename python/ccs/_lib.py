@@ -187,6 +187,14 @@ class _FileNotFound(FileNotFoundError):
     def __str__(self):
         return self.strerror
 
+    def __reduce__(self):  # pickled by its maker: the class is named as the builtin, which pickle would take
+        return (_file_not_found, (self.errno, self.strerror, self.filename))
+
+
+def _file_not_found(errno_, strerror, filename):
+    """A _FileNotFound, as pickled."""
+    return _FileNotFound(errno_, strerror, filename)
+
 
 # Shown in a traceback as Python's own is ("FileNotFoundError: …").
 _FileNotFound.__module__, _FileNotFound.__name__, _FileNotFound.__qualname__ = "builtins", "FileNotFoundError", "FileNotFoundError"
