@@ -682,6 +682,9 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 		if a.Str != nil && len(a.Shape) == 2 && a.Shape[1] > 3 {
 			hint = "; an interaction log's columns? give the query's (the user's) and the row's (the item's) id columns, log[:, [0, 1]], after keeping the rows that count (a time window, the events)"
 		}
+		if len(a.Shape) == 2 && (a.Shape[0] == 2 || a.Shape[0] == 3) && a.Shape[1] > 3 && hint == "" {
+			hint = fmt.Sprintf("; transposed? its %d rows would be the columns: give pairs.T", a.Shape[0])
+		}
 		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings, or (m, 3) with a score each%s", name, a.Kind(), FormatShape(a.Shape), hint)
 	}
 	w := a.Shape[1]
@@ -1615,7 +1618,7 @@ func wordScoreHint(score, column string) string {
 	if column != "" {
 		col = fmt.Sprintf("the third column, %q,", column)
 	}
-	return ": " + col + " is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns"
+	return ": " + col + " is read as each pair's relevance score; map its values to numbers (an interaction log's events: view 1, cart 2, purchase 3; an NLI label: entailment 1, neutral and contradiction 0 — pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns"
 }
 
 // unquote is a field of a text of pairs without the double quotes around

@@ -329,7 +329,8 @@ func TestPairIDs(t *testing.T) {
 	}{
 		{Int64([]int64{1, 2, 0}, 1, 3), "pairs: no pairs: all 1 are scored 0 or less"},
 		{Array{Shape: []int{1, 3}, Str: []string{"1", "2", "yes"}}, `pairs: pair 0: score "yes" is not a number`},
-		{Array{Shape: []int{1, 3}, Str: []string{"1", "2", "view"}}, `pairs: pair 0: score "view" is not a number: the third column is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns`},
+		{Int64([]int64{0, 1, 2, 3, 4, 5, 1, 1, 0, 0, 1, 0}, 3, 4), "pairs: dtype int64, shape (3, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each; transposed? its 3 rows would be the columns: give pairs.T"},
+		{Array{Shape: []int{1, 3}, Str: []string{"1", "2", "view"}}, `pairs: pair 0: score "view" is not a number: the third column is read as each pair's relevance score; map its values to numbers (an interaction log's events: view 1, cart 2, purchase 3; an NLI label: entailment 1, neutral and contradiction 0 — pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns`},
 	} {
 		if _, err := p.Rows(c.a, "pairs"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.a, err, c.want)
@@ -466,7 +467,7 @@ func TestReadQrels(t *testing.T) {
 		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]: TREC's qrels (query, iteration, document, relevance)? keep the first, third and fourth: awk '{print $1\"\\t\"$3\"\\t\"$4}'"},
 		{"an interaction log", "user_id,item_id,timestamp,event\nq0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`},
 		{"an interaction log without its header", "q0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns, want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs`},
-		{"an event for a score", "user_id,item_id,event\nq0,d1,view\n", `qrels.tsv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns`},
+		{"an event for a score", "user_id,item_id,event\nq0,d1,view\n", `qrels.tsv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers (an interaction log's events: view 1, cart 2, purchase 3; an NLI label: entailment 1, neutral and contradiction 0 — pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns`},
 		// An event's name for a score on the first line too: a pair,
 		// not a header, whose word is no column's name.
 		{"an event for a score, no header", "q0,d1,view\nq1,d2,view\n", `qrels.tsv:1: score "view" is not a number: the third column is read as each pair's relevance score`},

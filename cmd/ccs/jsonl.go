@@ -128,7 +128,10 @@ func jsonlFirst(p string, r *bufio.Reader) (rec jsonlRecord, line int, err error
 			return rec, line, err
 		}
 		if err == io.EOF {
-			return nil, line, fmt.Errorf("%s: no JSON object in it", p)
+			if line == 0 {
+				return nil, line, fmt.Errorf("%s: empty: no JSON object in it", p)
+			}
+			return nil, line, fmt.Errorf("%s: %d blank lines and no JSON object", p, line)
 		}
 		if err != nil {
 			return nil, line, fmt.Errorf("%s: %w", p, err)

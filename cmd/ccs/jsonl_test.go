@@ -154,7 +154,7 @@ func TestJSONLinesBad(t *testing.T) {
 		{"two.jsonl", `two.jsonl:1: text_emb and image_emb each hold a list of numbers: which is the embedding? name it, `},
 		{"two.jsonl:image_emb", ``},
 		{"none.jsonl", `none.jsonl:1: no field holds a list of numbers, an embedding (the fields: id, text)`},
-		{"empty.jsonl", `empty.jsonl: no JSON object in it`},
+		{"empty.jsonl", `empty.jsonl: 2 blank lines and no JSON object`},
 		{"short.jsonl:label", `short.jsonl:1: "label" holds "\"a\"", not a list of numbers`},
 	} {
 		for _, size := range []int{1 << 20, 16} {

@@ -564,7 +564,7 @@ ERRORS = [
      "an interaction log's columns? give the query's (the user's) and the row's (the item's) id columns, log[:, [0, 1]]"),
     ("an event's name for a score", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("0", "1", "view")]), ValueError,
      'pairs: pair 0: score "view" is not a number: the third column is read as each pair\'s relevance score; '
-     "map its values to numbers (view 1, cart 2, purchase 3"),
+     "map its values to numbers (an interaction log's events: view 1, cart 2, purchase 3"),
     ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), TypeError, "points: strings, the first 'a': want an embedding"),
     ("file paths as labels", lambda s, a: ccs.bundle(a, [f"id1{i // 20:04d}/s{i % 3}/{i:05d}.wav" for i in range(200)]),
      ValueError, 'Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes '
