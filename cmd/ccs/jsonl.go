@@ -393,6 +393,7 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 	}
 	d = len(rows)
 	n := 1
+	blocks := [][]float32{rows} // the first line's, then each block's
 	type block struct {
 		vals []float32
 		n    int
@@ -420,13 +421,14 @@ func readJSONLEmbeddings(p, field string, others ...otherColumn) (e bundle.Embed
 		})
 		return b, err
 	}, func(b block) error {
-		rows = append(rows, b.vals...)
+		blocks = append(blocks, b.vals) // put together once, at the end: no doubling of the rows as they come
 		n += b.n
 		return nil
 	})
 	if err != nil {
 		return e, "", err
 	}
+	rows = slices.Concat(blocks...)
 	var left []string
 	for _, k := range first.keys() {
 		switch o := otherOf(k); {
