@@ -577,21 +577,22 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			}
 		}
 		in.Negatives = ids.Negatives
+		says := cmp.Or(o.PairsFile, "pairs") // the file, as ccs bundle names it, or the keyword
 		if note := ids.UnscoredNote(); note != "" { // as ccs bundle notes them
-			unscoredNote = "pairs: " + note
+			unscoredNote = says + ": " + note
 			if !ids.Judged && ids.MinScore == nil {
 				unscoredNote += " (judged_negatives=True makes them the queries' negatives)"
 			}
 		}
 		if note := ids.Note(); note != "" {
-			pairNote = "pairs: " + note
+			pairNote = says + ": " + note
 		}
 		if note := ids.ScoreNote(); note != "" {
 			pairNote = strings.TrimPrefix(pairNote+"; ", "; ")
-			pairNote += "pairs: " + note
+			pairNote += says + ": " + note
 		}
 		if w := ids.ReversedWarning(in.Pairs, q.Rows, in.Embeddings.Rows, in.Embeddings.D); w != "" {
-			reversedNote = cmp.Or(o.PairsFile, "pairs") + ": " + w
+			reversedNote = says + ": " + w
 		}
 		in.Queries, in.QueryIDs, qrows = &q, queryIDs, q.Rows
 		if hasQueryLabels {

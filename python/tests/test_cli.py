@@ -521,7 +521,7 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     with pytest.raises(ValueError, match=r"pairs: a dict of pairs maps each query id to a dict of \{row id: score\} \(BEIR's qrels\); query 'Q0' maps to a list$"):
         ccs.bundle(emb, queries=queries, pairs={"Q0": ["doc0"] * 10000}, ids=ids, query_ids=qids, k=2)
     # BEIR's qrels file itself, as the command reads it: no parsing in Python.
-    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids'):
+    with pytest.warns(ccs.CCSWarning, match=r'qrels.tsv: 5 pairs name ids that are not among the given ids'):  # the file named, as the command names it
         from_file = ccs.bundle(emb, queries=queries, pairs=tmp_path / "qrels.tsv", ids=ids, query_ids=qids, k=2, seed=5)
     for name, b in from_file.items():
         b.save(tmp_path / f"file-{name}.npz")
