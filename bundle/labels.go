@@ -710,7 +710,7 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 		} else {
 			q, r = strconv.FormatInt(a.I64[w*i], 10), strconv.FormatInt(a.I64[w*i+1], 10)
 		}
-		p.checkRange(q, r, fmt.Sprintf("pair %d", i))
+		p.checkRange(q, r, i, false)
 		if w == 3 && i == 0 && a.Str != nil {
 			if form := TrialList(a.Str[:3]); form != "" {
 				return nil, fmt.Errorf("%s: pair 0: %w", name, trialListError(strings.Join(a.Str[:3], " "), form))
@@ -767,9 +767,9 @@ type pairRanges struct {
 }
 
 // checkRange records the row numbers of the pair (query, row), given at
-// where ("pair 160", "line 5"), for PairIDs.rangeError: each side named by
-// row numbers whose count is given.
-func (p *PairIDs) checkRange(query, row, where string) {
+// pair or line at ("pair 160", "line 5"), for PairIDs.rangeError: each
+// side named by row numbers whose count is given.
+func (p *PairIDs) checkRange(query, row string, at int, line bool) {
 	if p.NQueries <= 0 && p.NRows <= 0 || p.queries != nil && p.rows != nil {
 		return
 	}
@@ -791,7 +791,7 @@ func (p *PairIDs) checkRange(query, row, where string) {
 		}
 		rg.lo[c], rg.hi[c] = min(rg.lo[c], v), max(rg.hi[c], v)
 		if (v < 0 || v >= side.n) && bad == "" {
-			bad = fmt.Sprintf("%s names %s %d, there are %d %s", where, [2]string{"query", "row"}[c], v, side.n, side.what)
+			bad = fmt.Sprintf("%s %d names %s %d, there are %d %s", map[bool]string{false: "pair", true: "line"}[line], at, [2]string{"query", "row"}[c], v, side.n, side.what)
 		}
 	}
 	if bad != "" {
@@ -1438,7 +1438,6 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 				sel[i] = fields[j]
 			}
 			fields, empty = sel, slices.Contains(sel, "") // an empty field of another column is not the pairs'
-
 		}
 		if empty {
 			hint := ""
@@ -1488,7 +1487,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			}
 			ids.score(fields[0], fields[1], ids.relevant(score))
 			if !ids.relevant(score) {
-				ids.checkRange(fields[0], fields[1], fmt.Sprintf("line %d", line))
+				ids.checkRange(fields[0], fields[1], line, true)
 				if score <= 0 {
 					ids.keepZero(fields[0], fields[1])
 				}
@@ -1507,7 +1506,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			headers, headerLine = headers+1, fields
 			continue
 		}
-		ids.checkRange(fields[0], fields[1], fmt.Sprintf("line %d", line))
+		ids.checkRange(fields[0], fields[1], line, true)
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
