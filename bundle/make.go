@@ -560,6 +560,8 @@ type Plan struct {
 	// a row), "groups", "views" or "pairs".
 	rows, nQueries int
 	mode           string
+	// views is each item's views, in mode "views".
+	views int
 	// oneLabelRows counts the rows carrying Items.OneLabel (0 without):
 	// the queries of its bundles.
 	oneLabelRows int
@@ -703,6 +705,7 @@ func MakeContext(ctx context.Context, items Items, cfg MakeConfig) (*Plan, error
 		p.mode = "pairs"
 	case items.ViewItems:
 		p.mode = "views"
+		p.views = slices.IndexFunc(items.Groups, func(g int64) bool { return g != 0 }) // item 0's rows
 	case items.Groups != nil:
 		p.mode = "groups"
 		p.sessions = items.Sessions != nil
@@ -3299,7 +3302,53 @@ func (p *Plan) Inspect(rows, queries []float32, d int) error {
 		p.warnUnaligned(rows, queries, d)
 	}
 	p.warnZeroRows(rows, queries, d)
+	p.warnTriplets(rows, d)
 	return nil
+}
+
+// warnTriplets warns of views (mode "views", three or more an item) whose
+// last lies farthest from the first in 80% of the items or more, where
+// views alike give 1/(v−1): a triplet export, (anchor, positive,
+// negative), given as views, its negative taken for a positive — on a
+// user's triplets, a threshold of 1.15 against 0.75 and 76% of the hard
+// negatives inside the ℓ2 ball against 30%.
+func (p *Plan) warnTriplets(rows []float32, d int) {
+	v := p.views
+	if p.mode != "views" || v < 3 || d <= 0 {
+		return
+	}
+	n := p.rows / v
+	if n < 50 {
+		return
+	}
+	dist := func(a, b []float32) float64 {
+		var s float64
+		for i, x := range a {
+			y := float64(x - b[i])
+			s += y * y
+		}
+		return s
+	}
+	step := max(1, n/4096)
+	last, items := 0, 0
+	for it := 0; it < n; it += step {
+		base := it * v * d
+		x := rows[base : base+d]
+		far := dist(x, rows[base+(v-1)*d:base+v*d])
+		farthest := true
+		for j := 1; j < v-1 && farthest; j++ {
+			farthest = dist(x, rows[base+j*d:base+(j+1)*d]) < far
+		}
+		if farthest {
+			last++
+		}
+		items++
+	}
+	if 10*last < 8*items {
+		return
+	}
+	p.Warnings = append(p.Warnings, fmt.Sprintf("views: the last of each item's %d views lies farthest from its first in %.1f%% of %d items, where views alike give %.0f%%: triplets, (anchor, positive, negative)? A triplet's negative given as a view is taken for a positive, a set around the anchor then covering it; give triplets as relevance pairs (docs/your-data.md, §6 \"Your data set's own negatives\")",
+		v, 100*float64(last)/float64(items), items, 100/float64(v-1)))
 }
 
 // IndexColumnWarning says when a coordinate of rows (n rows of d) holds

@@ -180,3 +180,42 @@ func TestH4OutOfRangePairNumberIsTheFiles(t *testing.T) {
 		t.Errorf("the error should number the pair as the file does (pair 160): %v", err)
 	}
 }
+
+// TestTripletsAsViewsWarned: triplets (anchor, positive, negative) given
+// as views bundle without an error — each negative then a positive — and
+// are warned of, the last view lying farthest from the first in nearly
+// every item; views alike (augmentations) are not.
+func TestTripletsAsViewsWarned(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, d = 300, 8
+	for _, c := range []struct {
+		name   string
+		spread [3]float64 // each view's noise around the item
+		warned bool
+	}{{"triplets.npy", [3]float64{0, 0.3, 0.8}, true}, {"views.npy", [3]float64{0.3, 0.3, 0.3}, false}} {
+		x := make([]float32, 0, n*3*d)
+		for range n {
+			base := make([]float64, d)
+			for k := range base {
+				base[k] = r.NormFloat64()
+			}
+			for _, s := range c.spread {
+				for k := range d {
+					x = append(x, float32(base[k]+s*r.NormFloat64()))
+				}
+			}
+		}
+		p := filepath.Join(dir, c.name)
+		if err := bundle.WriteNPY(p, bundle.Array{Shape: []int{n, 3, d}, F32: x}); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		if err := run(io.Discard, &stderr, []string{"bundle", "-views", p, "-out", filepath.Join(dir, "out-"+c.name)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), "triplets, (anchor, positive, negative)?"); got != c.warned {
+			t.Errorf("%s: warned %v, want %v:\n%s", c.name, got, c.warned, stderr.String())
+		}
+	}
+}
