@@ -577,7 +577,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			}
 		}
 		in.Negatives = ids.Negatives
-		says := cmp.Or(o.PairsFile, "pairs") // the file, as ccs bundle names it, or the keyword
+		says := cmp.Or(o.PairsFile, "pairs")        // the file, as ccs bundle names it, or the keyword
 		if note := ids.UnscoredNote(); note != "" { // as ccs bundle notes them
 			unscoredNote = says + ": " + note
 			if !ids.Judged && ids.MinScore == nil {
