@@ -99,7 +99,11 @@ func parseJSONSlow(p string, line int, b []byte) (jsonlRecord, error) {
 	case len(t) > 0 && t[0] == '[':
 		hint = ": a JSON array, not JSON lines (one object a line: pandas' to_json(orient=\"records\", lines=True), datasets' to_json)"
 	case nonFiniteLiteral.Match(t):
-		hint = ": NaN or Infinity, which Python's json writes and JSON has not — a row with no finite embedding: drop it (and its label)"
+		in := ""
+		if m := nonFiniteField.FindSubmatch(t); m != nil {
+			in = fmt.Sprintf(" (in %q)", m[1])
+		}
+		hint = ": NaN or Infinity" + in + ", which Python's json writes and JSON has not — a row with no finite embedding: drop it (and its label)"
 	}
 	return nil, fmt.Errorf("%s:%d: not a JSON object (%v)%s", p, line, err, hint)
 }
@@ -107,6 +111,10 @@ func parseJSONSlow(p string, line int, b []byte) (jsonlRecord, error) {
 // nonFiniteLiteral finds Python's json's NaN, Infinity and -Infinity
 // where a value starts (not inside a string, mostly).
 var nonFiniteLiteral = regexp.MustCompile(`[:\[,]\s*-?(NaN|Infinity)\s*[,\]}]`)
+
+// nonFiniteField finds the key whose value (a number, or a list of them)
+// holds the first NaN or Infinity.
+var nonFiniteField = regexp.MustCompile(`"([^"\\]+)"\s*:\s*(?:\[[^\]"{]*?)?-?(?:NaN|Infinity)\b`)
 
 // jsonlFirst reads a JSON-lines file's first object, past blank lines,
 // from r; line is its line. A file that begins with "[" (a JSON array:

@@ -143,7 +143,7 @@ func TestJSONLinesBad(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{"pretty.json", `pretty.json:1: not a JSON object (unexpected end of JSON input): an object over several lines — a JSON file, not JSON lines (one object a line: pandas' to_json(orient="records", lines=True), datasets' to_json)`},
 		{"array.json", `array.json:1: a JSON array (json.dump of a list), not JSON lines: write one object a line`},
-		{"nan.jsonl", `nan.jsonl:42: not a JSON object (invalid character 'N' looking for beginning of value): NaN or Infinity, which Python's json writes and JSON has not`},
+		{"nan.jsonl", `nan.jsonl:42: not a JSON object (invalid character 'N' looking for beginning of value): NaN or Infinity (in "emb"), which Python's json writes and JSON has not`},
 		{"cut.jsonl", `cut.jsonl:58: not a JSON object`},
 		{"short.jsonl", `short.jsonl:31: "emb" holds 2 numbers, and the first line's 3: every embedding one length`},
 		{"null.jsonl", `null.jsonl:13: "emb" is null: a row without an embedding — drop it (and its label, in the same order)`},
