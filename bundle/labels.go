@@ -1378,6 +1378,25 @@ func trialListError(line, form string) error {
 		"and judge the trials with it (ccs evaluate -set SET.json -trials FILE -embeddings emb.npy -ids utt.txt; s.contains(E[enrol], E[test]) in Python): docs/your-data.md, \"Speaker verification\"", line, order)
 }
 
+// ClassRows are the rows of labels of class c, and, where there are
+// none, the classes labels hold, as a message lists them (named by
+// names, where given: label i is names[i]).
+func ClassRows(labels []int64, c int64, names []string) (rows []int, classes string) {
+	for i, l := range labels {
+		if l == c {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) > 0 {
+		return rows, ""
+	}
+	present := map[int64]bool{}
+	for _, l := range labels {
+		present[l] = true
+	}
+	return nil, labelList(slices.Sorted(maps.Keys(present)), MakeConfig{LabelNames: names})
+}
+
 // ReadQrels reads relevance pairs from text, one a line, as BEIR's qrels
 // files hold them: query, relevant row and an optional score, separated by
 // tabs, commas or spaces (a line with tabs split on them alone, one with

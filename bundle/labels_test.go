@@ -760,3 +760,54 @@ func TestReversedWarning(t *testing.T) {
 		t.Errorf("out of range: %v, want %q", err, want)
 	}
 }
+
+// TestWarnLogits: logits that are the embeddings, fewer columns than
+// classes, or an argmax at chance are warned of; a classifier's logits —
+// in another class order, or over more classes than the rows hold — are
+// not.
+func TestWarnLogits(t *testing.T) {
+	const n, k, d = 600, 4, 6
+	r := rand.New(rand.NewPCG(7, 8))
+	labels := make([]int64, n)
+	anchors := make([]int, n)
+	rows := make([]float32, n*d)
+	for i := range n {
+		labels[i], anchors[i] = int64(i%k), i
+		for j := range d {
+			rows[i*d+j] = float32(r.NormFloat64())
+		}
+	}
+	logits := func(c int, of func(i, j int) float64) []float32 {
+		out := make([]float32, n*c)
+		for i := range n {
+			for j := range c {
+				out[i*c+j] = float32(of(i, j) + 0.3*r.NormFloat64())
+			}
+		}
+		return out
+	}
+	classifier := func(i, j int) float64 { // its column for class l is (l+2) mod c: another order
+		if j == (i%k+2)%6 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		name   string
+		logits []float32
+		c      int
+		want   string
+	}{
+		{"the embeddings", rows, d, "are the embeddings' own"},
+		{"fewer columns", logits(3, func(i, j int) float64 { return 0 }), 3, "3 columns for the 4 classes"},
+		{"at chance", logits(k, func(i, j int) float64 { return 0 }), k, "where chance gives 25.0%"},
+		{"a classifier, its own order, more columns", logits(6, classifier), 6, ""},
+	} {
+		p := &Plan{Splits: []SplitPlan{{Anchors: anchors, Labels: labels}}}
+		p.WarnLogits(c.logits, c.c, rows, d)
+		got := strings.Join(p.Warnings, "; ")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -617,6 +617,68 @@ func (p *Plan) SetLogits(logits []float32, c int) (err error) {
 	return err
 }
 
+// WarnLogits adds to the plan's warnings what says that logits (c a row,
+// SetLogits') are not a classifier's over the labels: the embeddings
+// themselves (rows, of dimension d), fewer columns than the labels have
+// classes, or an argmax that follows the labels no better than chance
+// (each class read as the column its rows' argmax most often is, so
+// that a classifier's own class order does not matter) — features given
+// as logits, whose MSP and Energy a table would then print as the
+// baselines'.
+func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
+	if c <= 0 || len(logits) == 0 {
+		return
+	}
+	n := len(logits) / c
+	if c == d && len(rows) >= len(logits) && slices.Equal(logits[:min(len(logits), 100*c)], rows[:min(len(logits), 100*c)]) {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: the first rows of the logits (%d columns) are the embeddings' own: features given as logits? MSP, Energy and ViM read a classifier's logits, a column a class", c))
+		return
+	}
+	count := map[[2]int64]int{} // (label, argmax) of the in-distribution anchors
+	classes := map[int64]bool{}
+	seen := 0
+	for _, sp := range p.Splits[:min(len(p.Splits), Test+1)] {
+		if sp.Labels == nil {
+			continue
+		}
+		for a, r := range sp.Anchors {
+			if r >= n {
+				continue
+			}
+			row := logits[r*c : (r+1)*c]
+			best := 0
+			for j, v := range row {
+				if v > row[best] {
+					best = j
+				}
+			}
+			count[[2]int64{sp.Labels[a], int64(best)}]++
+			classes[sp.Labels[a]] = true
+			seen++
+		}
+	}
+	k := len(classes)
+	if k < 2 || seen == 0 {
+		return
+	}
+	if c < k {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: %d columns for the %d classes of the labels: a classifier's logits have a column a class — features given as logits, or another model's?", c, k))
+		return
+	}
+	top := map[int64]int{} // each class's most frequent argmax count
+	for key, v := range count {
+		top[key[0]] = max(top[key[0]], v)
+	}
+	agree := 0
+	for _, v := range top {
+		agree += v
+	}
+	share := float64(agree) / float64(seen)
+	if k >= 3 && seen >= 20*k && share < 1/float64(k)+0.1 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: their argmax follows the labels in %.1f%% of %d rows (each class read as its rows' most frequent column), where chance gives %.1f%%: not this classifier's logits of these rows, or rows in another order? MSP, Energy and ViM read them as the classifier's", 100*share, seen, 100/float64(k)))
+	}
+}
+
 // SetActivations gives the plan each source row's per-layer activation
 // summaries, a of them a row (each ReLU layer's maximum, say: what ccs
 // embed's activations output holds), so that every split's bundle carries

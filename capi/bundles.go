@@ -651,6 +651,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if err := r.set(v.Rows, v.D); err != nil {
 			return nil, err
 		}
+		if r.name == "logits" {
+			plan.WarnLogits(v.Rows, v.D, emb.Rows, emb.D)
+		}
 	}
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
 	if in.OneLabel != nil {

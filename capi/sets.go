@@ -235,6 +235,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			return nil, fmt.Errorf("calibrate: ood_cal: %s: a class-conditional set and an OOD test are two sets: calibrate a second set with calibration=\"one\" (or \"pac\"), reference= and ood_cal= on the same split for the OOD test", strings.TrimPrefix(ood.ErrClassConditional.Error(), "ood: "))
 		}
 		var rows []float32
+		var oodClass *conformal.OODClass // ood_class's, where given
 		source := o.OODCal
 		if o.OODCal != "" || o.OODCalBundle != 0 {
 			var f *bundle.Bundle
@@ -261,10 +262,11 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 				return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
 			}
 			if o.OODClass != "" {
-				if f, err = ofClass(f, source, names, string(o.OODClass), cal.b.SeveralLabels()); err != nil {
+				var c conformal.OODClass
+				if f, c, err = ofClassLabel(f, source, names, string(o.OODClass), cal.b.SeveralLabels()); err != nil {
 					return nil, err
 				}
-				source = fmt.Sprintf("%s (class %q)", source, o.OODClass)
+				source, oodClass = fmt.Sprintf("%s (class %q)", source, o.OODClass), &c
 			}
 			if err := set.CheckOODInputs(f); err != nil {
 				return nil, fmt.Errorf("calibrate: ood_cal: %s: %w", source, err)
@@ -293,6 +295,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		if set.OOD, err = n.Calibrate(rows, source); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
+		set.OOD.Class = oodClass
 	}
 	return set, nil
 }
@@ -304,29 +307,35 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 // several labels a row (severalLabels), which its ood_cal inputs cannot
 // tell.
 func ofClass(b *bundle.Bundle, what string, names []string, label string, several bool) (*bundle.Bundle, error) {
+	sub, _, err := ofClassLabel(b, what, names, label, several)
+	return sub, err
+}
+
+// ofClassLabel is ofClass, with the class it picked.
+func ofClassLabel(b *bundle.Bundle, what string, names []string, label string, several bool) (*bundle.Bundle, conformal.OODClass, error) {
+	var none conformal.OODClass
 	if b.Labels == nil && several {
-		return nil, fmt.Errorf("calibrate: ood_class=%s: %s: %s", label, what, conformal.SeveralLabelsOODClassMessage("ood_class=", "ood_cal's"))
+		return nil, none, fmt.Errorf("calibrate: ood_class=%s: %s: %s", label, what, conformal.SeveralLabelsOODClassMessage("ood_class=", "ood_cal's"))
 	}
 	if b.Labels == nil {
-		return nil, fmt.Errorf("calibrate: ood_class=%s: %s has no labels to pick its inputs by (ccs.bundle's splits have them)", label, what)
+		return nil, none, fmt.Errorf("calibrate: ood_class=%s: %s has no labels to pick its inputs by (ccs.bundle's splits have them)", label, what)
 	}
 	c, err := bundle.ClassesNamed([]string{label}, names)
 	if err != nil {
 		if names == nil {
 			err = fmt.Errorf("%w: its labels are numbers, named by no manifest.json (ccs.bundle(out=) writes one beside its files; Bundle.save does not): give the class's number, or bundles written with their manifest", err)
 		}
-		return nil, fmt.Errorf("calibrate: ood_class: %s: %v", what, err)
+		return nil, none, fmt.Errorf("calibrate: ood_class: %s: %v", what, err)
 	}
-	var rows []int
-	for i, l := range b.Labels {
-		if l == c[0] {
-			rows = append(rows, i)
-		}
-	}
+	rows, classes := bundle.ClassRows(b.Labels, c[0], names)
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("calibrate: ood_class=%s: %s has no anchors of it", label, what)
+		return nil, none, fmt.Errorf("calibrate: ood_class=%s: %s has no anchors of it (its classes: %s)", label, what, classes)
 	}
-	return b.Subset(rows), nil
+	class := conformal.OODClass{Label: c[0]}
+	if c[0] >= 0 && c[0] < int64(len(names)) {
+		class.Name = names[c[0]]
+	}
+	return b.Subset(rows), class, nil
 }
 
 // referenceRows checks rows (n×d) against the set and makes them its pool.

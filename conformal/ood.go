@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -106,6 +107,26 @@ type OODCalibration struct {
 	// as test inputs is warned of (OODTestWarning); nil in files made
 	// before it was kept.
 	Rows *bundle.RowFilter `json:"rows,omitempty"`
+	// Class, for the test of one class alone (ccs calibrate -ood-class:
+	// its pool and calibration inputs of that class), names it: its
+	// false-alarm rate is bounded over that class's inputs, not over
+	// all. nil for the test over all in-distribution inputs.
+	Class *OODClass `json:"class,omitempty"`
+}
+
+// OODClass is the class an OODCalibration's test is of: its label and,
+// for string labels, its name.
+type OODClass struct {
+	Label int64  `json:"label"`
+	Name  string `json:"name,omitempty"`
+}
+
+// String is the class as messages quote it: its name, else its label.
+func (c OODClass) String() string {
+	if c.Name != "" {
+		return strconv.Quote(c.Name)
+	}
+	return strconv.Quote(strconv.FormatInt(c.Label, 10))
 }
 
 // NewOODCalibration keeps scores (sorted) as the calibration of the K-th

@@ -130,6 +130,21 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	}
 	t := &OODTable{Title: "OOD detection", Runs: 1,
 		Config: fmt.Sprintf("%s, ID %s, FPR95 %v", setNamed(d.SetName), d.IDName, d.Convention)}
+	if c := set.OOD; c != nil && c.Class != nil && near != nil {
+		// The test of one class: its false-alarm rate is bounded over
+		// that class's inputs, so the ID inputs are those.
+		sub, note, w, err := idOfClass(d, *c.Class)
+		if err != nil {
+			return nil, nil, err
+		}
+		if sub != nil {
+			d.ID = sub
+			t.Config += note
+		}
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
 	if near != nil || d.OODCal != nil {
 		t.AlphaOOD, t.Guarantee, t.FDRLevel = d.Test.Alpha, d.Test.String(), d.FDR
 		if w := d.Test.Warning(); w != "" {
@@ -187,7 +202,30 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		}
 		warnings = append(warnings, w...)
 	}
+	t.Warnings = warnings
 	return t, warnings, nil
+}
+
+// idOfClass is d's ID inputs of class c, the class of the set's per-input
+// test (ccs calibrate -ood-class), and what the table's config says of
+// them; where the ID inputs have no labels, a warning instead (sub nil).
+func idOfClass(d OODDetection, c conformal.OODClass) (sub *bundle.Bundle, note, warning string, err error) {
+	if d.ID.Labels == nil {
+		return nil, "", fmt.Sprintf("%s: the set's per-input test is class %s's (-ood-class): its false-alarm rate is bounded over that class's inputs, and %s has no labels to pick them by, so FAR here is over every input, which the test does not bound", d.SetName, c, d.IDName), nil
+	}
+	label := c.Label
+	if c.Name != "" && d.LabelNames != nil {
+		at := slices.Index(d.LabelNames, c.Name)
+		if at < 0 {
+			return nil, "", "", fmt.Errorf("%s: the set's per-input test is class %s's (-ood-class), which %s's labels do not name (%s)", d.SetName, c, d.IDName, strings.Join(d.LabelNames, ", "))
+		}
+		label = int64(at)
+	}
+	rows, classes := bundle.ClassRows(d.ID.Labels, label, d.LabelNames)
+	if len(rows) == 0 {
+		return nil, "", "", fmt.Errorf("%s: the set's per-input test is class %s's (-ood-class), and %s has no inputs of it (its classes: %s): give that class's inputs", d.SetName, c, d.IDName, classes)
+	}
+	return d.ID.Subset(rows), fmt.Sprintf("; the per-input test is class %s's (-ood-class): the ID inputs are its %d of %d", c, len(rows), d.ID.N), "", nil
 }
 
 // labelCounts writes labels' counts, the most frequent first: "−1 ×10,

@@ -97,6 +97,10 @@ type OODTable struct {
 	Guarantee string  `json:"guarantee,omitempty"`
 	// FDRLevel is Benjamini–Hochberg's q when rows have FDP and Power.
 	FDRLevel float64 `json:"fdr_level,omitempty"`
+	// Warnings are what the detection warned of (a class flagged beyond
+	// chance, a test at a level its calibration cannot give), kept with
+	// the figures they qualify.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AddMeasured appends a row measured once (ood.Evaluation.Measure), or
@@ -601,6 +605,9 @@ func (t *OODTable) WriteText(w io.Writer) error {
 		if strings.HasSuffix(r.Method, "(reference)") && r.Unavailable == "" && slices.ContainsFunc(r.AUROC, func(s eval.Summary) bool { return s.Mean < 50 }) {
 			fmt.Fprintf(&b, "\n%s: AUROC below 50 is the paper's score with the paper's sign: an input far from every ID embedding has a large mean score against the pool, and so a low anomaly score (docs/ood.md, \"The paper's score, two modes\").\n", r.Method)
 		}
+	}
+	for _, warn := range t.Warnings {
+		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

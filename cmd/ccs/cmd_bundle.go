@@ -731,6 +731,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err := r.set(v.Rows, v.D); err != nil {
 			return fmt.Errorf("%s: %w", *r.arg, err)
 		}
+		if r.name == "logits" {
+			plan.WarnLogits(v.Rows, v.D, emb.Rows, emb.D)
+		}
 		if err := input(r.name, *r.arg, []int{v.N, v.D}); err != nil {
 			return err
 		}

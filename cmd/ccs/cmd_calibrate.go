@@ -292,14 +292,21 @@ func referenceRows(path string, set *conformal.Set) (*conformal.Reference, error
 // a name where the manifest beside path names b's labels, an integer
 // otherwise —, refused when b has no labels or none of that class.
 func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error) {
+	sub, _, err := ofClassLabel(b, path, label, flag)
+	return sub, err
+}
+
+// ofClassLabel is ofClass, with the class it picked.
+func ofClassLabel(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, conformal.OODClass, error) {
+	var none conformal.OODClass
 	if b.SeveralLabels() && flag == "-class" {
-		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsReason)
+		return nil, none, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsReason)
 	}
 	if b.SeveralLabels() || bundle.ManifestSeveralLabels(path, b) {
-		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsOODClassMessage(flag, "-ood-cal's"))
+		return nil, none, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsOODClassMessage(flag, "-ood-cal's"))
 	}
 	if b.Labels == nil {
-		return nil, fmt.Errorf("calibrate: %s %s: %s has no labels to pick its inputs by (ccs bundle's files have them; -query-labels for relevance pairs)", flag, label, path)
+		return nil, none, fmt.Errorf("calibrate: %s %s: %s has no labels to pick its inputs by (ccs bundle's files have them; -query-labels for relevance pairs)", flag, label, path)
 	}
 	names := bundle.ManifestLabelNames(path, b)
 	c, err := bundle.ClassesNamed([]string{label}, names)
@@ -309,18 +316,17 @@ func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error)
 			// (Python's Bundle.save) has their numbers alone.
 			err = fmt.Errorf("%w: its labels are numbers, named by no manifest.json beside it (ccs bundle -out and ccs.bundle(out=) write one; Bundle.save does not): give the class's number, or bundles written with their manifest", err)
 		}
-		return nil, fmt.Errorf("calibrate: %s: %s: %v", flag, path, err)
+		return nil, none, fmt.Errorf("calibrate: %s: %s: %v", flag, path, err)
 	}
-	var rows []int
-	for i, l := range b.Labels {
-		if l == c[0] {
-			rows = append(rows, i)
-		}
-	}
+	rows, classes := bundle.ClassRows(b.Labels, c[0], names)
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("calibrate: %s %s: %s has no anchors of it", flag, label, path)
+		return nil, none, fmt.Errorf("calibrate: %s %s: %s has no anchors of it (its classes: %s)", flag, label, path, classes)
 	}
-	return b.Subset(rows), nil
+	class := conformal.OODClass{Label: c[0]}
+	if c[0] >= 0 && c[0] < int64(len(names)) {
+		class.Name = names[c[0]]
+	}
+	return b.Subset(rows), class, nil
 }
 
 // oodCalibration calibrates the set's per-input OOD score (the k-th
@@ -335,11 +341,13 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int, class s
 		return nil, fmt.Errorf("-ood-cal: %w", err)
 	}
 	source := path
+	var of *conformal.OODClass
 	if class != "" {
-		if f, err = ofClass(f, path, class, "-ood-class"); err != nil {
+		var c conformal.OODClass
+		if f, c, err = ofClassLabel(f, path, class, "-ood-class"); err != nil {
 			return nil, err
 		}
-		source = fmt.Sprintf("%s (class %q)", path, class)
+		source, of = fmt.Sprintf("%s (class %q)", path, class), &c
 	}
 	if err := set.CheckOODInputs(f); err != nil {
 		return nil, fmt.Errorf("-ood-cal: %s: %w", path, err)
@@ -357,5 +365,6 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int, class s
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	c.Class = of
 	return c, nil
 }

@@ -176,7 +176,11 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err := saveDocument(out, "ood", "ood-detection", t, o.JSON, o.Out); err != nil || o.JSON {
 		return err
 	}
-	if err := t.WriteText(out.stdout); err != nil {
+	// The warnings, said on stderr, stay in the document (-json, -out:
+	// ccs report shows them under the table), not again in the text.
+	shown := *t
+	shown.Warnings = nil
+	if err := shown.WriteText(out.stdout); err != nil {
 		return err
 	}
 	wroteOut(out, o.Out)
