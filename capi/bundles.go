@@ -646,7 +646,11 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
 		if v.N != emb.N {
-			return nil, fmt.Errorf("bundle: %s of %d rows for %d rows of embeddings", r.name, v.N, emb.N)
+			transposed := ""
+			if v.D == emb.N {
+				transposed = fmt.Sprintf(": transposed? a (%d, %d) array, its columns the rows' count: give %s.T", v.N, v.D, r.name)
+			}
+			return nil, fmt.Errorf("bundle: %s of %d rows for %d rows of embeddings%s", r.name, v.N, emb.N, transposed)
 		}
 		if err := r.set(v.Rows, v.D); err != nil {
 			return nil, err

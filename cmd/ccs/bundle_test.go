@@ -1011,6 +1011,7 @@ func TestBundleBadInput(t *testing.T) {
 	bundle.WriteNPY(p("short.npy"), bundle.Int64(y[:n-1], n-1))
 	bundle.WriteNPY(p("dlabels.npy"), bundle.Int64(y[:d], d)) // as many as the embeddings' columns
 	writeNPY64(t, p("short64.npy"), x64[:(n-1)*d], n-1, d)
+	writeNPY64(t, p("logitsT.npy"), x64, d, n) // (d, n): logits transposed
 	nan := append([]float64(nil), x64...)
 	nan[7*d+1] = math.NaN()
 	writeNPY64(t, p("nan.npy"), nan, n, d)
@@ -1346,6 +1347,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"an event's name for a score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("events.csv")}, false, `events.csv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers`},
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
 		{"-logits of another length", []string{"-logits", p("short64.npy")}, false, "short64.npy: logits of 399 rows for the 400 rows of"},
+		{"-logits transposed", []string{"-logits", p("logitsT.npy")}, false, "logitsT.npy: logits of 3 rows for the 400 rows of " + p("emb.npy") + ": transposed? a (3, 400) array, its columns the rows' count: give its .T"},
 		{"-logits of integers", []string{"-logits", p("short.npy")}, false, "-logits " + p("short.npy") + ": dtype int64, want floating point"},
 		{"-activations of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-activations", p("emb.npy")}, true, "bundle: -activations are the rows' own, for bundles of -labels or -groups"},
 		{"-activations of another length", []string{"-activations", p("short64.npy")}, false, "short64.npy: activations of 399 rows for the 400 rows of"},

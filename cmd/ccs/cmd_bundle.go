@@ -725,7 +725,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return fmt.Errorf("-%s %w", r.name, err)
 		}
 		if v.N != emb.N {
-			return fmt.Errorf("%s: %s of %d rows for the %d rows of %s", *r.arg, r.name, v.N, emb.N, o.Embeddings)
+			transposed := ""
+			if v.D == emb.N {
+				transposed = fmt.Sprintf(": transposed? a (%d, %d) array, its columns the rows' count: give its .T", v.N, v.D)
+			}
+			return fmt.Errorf("%s: %s of %d rows for the %d rows of %s%s", *r.arg, r.name, v.N, emb.N, o.Embeddings, transposed)
 		}
 		noteInput(out, v)
 		if err := r.set(v.Rows, v.D); err != nil {
