@@ -52,6 +52,12 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	if o.In == "" && len(o.Files) == 0 {
 		return usagef("report: give -in RESULTS_DIR or result files")
 	}
+	if st, err := os.Stat(o.In); o.In != "" && err == nil && !st.IsDir() {
+		// A result file (ccs ood -out ood.json) given as -in: read as
+		// the files after the flags are.
+		fmt.Fprintf(out.stderr, "note: -in %s: a file, read as a result file (-in takes a results directory; files go after the flags: ccs report -out %s %s)\n", o.In, o.Out, o.In)
+		o.Files, o.In = append([]string{o.In}, o.Files...), ""
+	}
 	var paths []string
 	if o.In != "" {
 		for _, kind := range experiment.KindNames() {

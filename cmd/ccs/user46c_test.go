@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,5 +192,28 @@ func TestH5OODClassUnknownListsClasses(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "0, 1, 2, 3, 4") {
 		t.Errorf("-ood-class 12: %v: does not list the classes the data has (bundle -ood-classes does)", err)
+	}
+}
+
+// TestReportInFile: ccs report -in ood.json — a result file given where
+// a results directory goes — was refused as "open ood.json/sim.json: not
+// a directory"; it is read as a result file, with a note, and the page
+// carries the detection's warnings under its table.
+func TestReportInFile(t *testing.T) {
+	dir := t.TempDir()
+	b, set := h5Setup(t, dir)
+	doc := filepath.Join(dir, "ood.json")
+	h5Run(t, "ood", "-set", set, "-id", filepath.Join(b, "test.npz"), "-ood", "x="+filepath.Join(b, "val.npz"), "-out", doc)
+	var e bytes.Buffer
+	page := filepath.Join(dir, "ood.html")
+	if err := run(io.Discard, &e, []string{"report", "-in", doc, "-out", page}); err != nil {
+		t.Fatalf("report -in %s: %v", doc, err)
+	}
+	if !strings.Contains(e.String(), "a file, read as a result file") {
+		t.Errorf("no note of the file given as -in: %q", e.String())
+	}
+	html, _ := os.ReadFile(page)
+	if !strings.Contains(string(html), "beyond chance") {
+		t.Errorf("the page does not carry the detection's warning")
 	}
 }
