@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -137,6 +138,7 @@ var sessionSizes = map[string][]string{
 	"fit":                   {"-epochs", "3", "-quiet"},
 	"compare":               {"-seeds", "1", "-epochs", "2", "-resplits", "20", "-quiet"},
 	"coverage-check":        {"-resplits", "50"},
+	"ood":                   {"-cider-epochs", "1", "-quiet"},
 	"reproduce sim":         {"-seeds", "1", "-per-class", "150", "-k", "8", "-epochs", "2", "-quiet"},
 	"reproduce pnorm":       {"-seeds", "1", "-per-class", "150", "-k", "8", "-quiet"},
 	"reproduce sensitivity": {"-seeds", "1", "-per-class", "150", "-sweeps", "alpha", "-epochs", "2", "-quiet"},
@@ -253,6 +255,68 @@ var docFixtures = map[string]func(t *testing.T){
 		}
 	},
 	"your-data.md": userEmbeddings,
+	"ood.md":       oodExports,
+}
+
+// oodExports writes "From your exports"'s files: a classifier's features
+// (d = 8) and logits (5 classes) for training and ID test rows, with
+// labels, and two OOD samples without.
+func oodExports(t *testing.T) {
+	t.Helper()
+	const d, c = 8, 5
+	r := rand.New(rand.NewPCG(46, 5))
+	means := make([]float64, c*d)
+	for i := range means {
+		means[i] = 2 * r.NormFloat64()
+	}
+	write := func(name string, n int, labelled bool, row func(i int) ([]float64, int64)) {
+		feats, logits, labels := make([]float32, 0, n*d), make([]float32, 0, n*c), make([]int64, n)
+		for i := range n {
+			x, y := row(i)
+			labels[i] = y
+			for _, v := range x {
+				feats = append(feats, float32(v))
+			}
+			for k := range c {
+				var z float64
+				for j := range d {
+					z += x[j] * means[k*d+j] / 4
+				}
+				logits = append(logits, float32(z+0.5*r.NormFloat64()))
+			}
+		}
+		arrays := map[string]bundle.Array{"embeddings": bundle.Float32(feats, n, d), "logits": bundle.Float32(logits, n, c)}
+		if labelled {
+			arrays["labels"] = bundle.Int64(labels, n)
+		}
+		if err := bundle.WriteNPZ(name, arrays); err != nil {
+			t.Fatal(err)
+		}
+	}
+	class := func(i int) ([]float64, int64) {
+		y := int64(i % c)
+		x := make([]float64, d)
+		for j := range x {
+			x[j] = means[int(y)*d+j] + r.NormFloat64()
+		}
+		return x, y
+	}
+	write("train.npz", 6000, true, class)
+	write("test.npz", 1000, true, class)
+	write("near.npz", 500, false, func(int) ([]float64, int64) {
+		x := make([]float64, d)
+		for j := range x {
+			x[j] = (means[j]+means[d+j])/2 + r.NormFloat64()
+		}
+		return x, 0
+	})
+	write("far.npz", 500, false, func(int) ([]float64, int64) {
+		x := make([]float64, d)
+		for j := range x {
+			x[j] = 3 * r.NormFloat64()
+		}
+		return x, 0
+	})
 }
 
 // emotions writes "Several labels per row"'s walk-through's export:
