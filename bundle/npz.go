@@ -101,14 +101,42 @@ func WriteNPZ(path string, arrays map[string]Array) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return writeNPZ(w, arrays) })
 }
 
-// EncodeNPZ is the .npz archive WriteNPZ writes of arrays, in memory (a
-// Python bundle's pickle).
-func EncodeNPZ(arrays map[string]Array) ([]byte, error) {
-	var b bytes.Buffer
-	if err := writeNPZ(&b, arrays); err != nil {
+// EncodeNPZ writes the .npz archive WriteNPZ writes of arrays into memory
+// alloc gives it, sized to the archive exactly (counted first, without a
+// copy): a Python bundle's pickle, into memory C allocates.
+func EncodeNPZ(arrays map[string]Array, alloc func(n int) []byte) ([]byte, error) {
+	var count countWriter
+	if err := writeNPZ(&count, arrays); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	out := alloc(int(count))
+	w := fixedWriter{buf: out[:0:len(out)]}
+	if err := writeNPZ(&w, arrays); err != nil {
+		return nil, err
+	}
+	if len(w.buf) != len(out) {
+		return nil, fmt.Errorf("npz: %d bytes written of the %d counted", len(w.buf), len(out))
+	}
+	return out, nil
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
+}
+
+// fixedWriter appends to buf within its capacity, refusing more.
+type fixedWriter struct{ buf []byte }
+
+func (f *fixedWriter) Write(p []byte) (int, error) {
+	if len(f.buf)+len(p) > cap(f.buf) {
+		return 0, fmt.Errorf("npz: more bytes than counted")
+	}
+	f.buf = append(f.buf, p...)
+	return len(p), nil
 }
 
 // DecodeNPZ reads the arrays of an .npz archive in memory, as ReadNPZ

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"github.com/ccsets/ccs/bundle"
 	"math"
 	"slices"
 	"strings"
@@ -183,5 +184,35 @@ func TestFloat64FastPath(t *testing.T) {
 	}
 	if fast.Converted != "float64 → float32" {
 		t.Errorf("converted: %q", fast.Converted)
+	}
+}
+
+// TestDecodeFortranTiles: a Fortran array over several tiles each way is
+// read into C order as the .npy decoder reads it, float32 and float64;
+// a float64 float32 cannot hold keeps the decoder's refusal.
+func TestDecodeFortranTiles(t *testing.T) {
+	t.Parallel()
+	const rows, cols = 130, 70
+	f := make([]float64, rows*cols) // Fortran order: column after column
+	for i := range f {
+		f[i] = float64(i%97) - 48.5 + float64(i)/7
+	}
+	for _, c := range []struct {
+		dtype string
+		size  int
+	}{{"<f4", 4}, {"<f8", 8}} {
+		data := encode(f, 'f', c.size, false)
+		got, err := decode(rawArray{Name: "x", Data: data, Dtype: c.dtype, Shape: []int{rows, cols}, Fortran: true})
+		want, err2 := bundle.DecodeRaw(data, "x", c.dtype, []int{rows, cols}, true)
+		if err != nil || err2 != nil || !slices.Equal(got.F32, want.F32) || !slices.Equal(got.Shape, want.Shape) {
+			t.Errorf("%s: %v, %v: C order differs from the decoder's", c.dtype, err, err2)
+		}
+	}
+	big := slices.Clone(f)
+	big[rows*3+5] = 1e300
+	_, err := decode(rawArray{Name: "x", Data: encode(big, 'f', 8, false), Dtype: "<f8", Shape: []int{rows, cols}, Fortran: true})
+	_, want := bundle.DecodeRaw(encode(big, 'f', 8, false), "x", "<f8", []int{rows, cols}, true)
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("a value beyond float32: %v, want %v", err, want)
 	}
 }

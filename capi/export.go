@@ -236,6 +236,31 @@ func ccs_close(h C.uintptr_t, errOut **C.char) C.int {
 	})
 }
 
+// canceller is a cancel token: a call given it (ccs_set_retrieve_many)
+// stops with status cancelled once ccs_cancel is called on it, from
+// another thread — the Python side's, on Ctrl-C.
+type canceller struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+//export ccs_cancel_new
+func ccs_cancel_new(out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		ctx, cancel := context.WithCancel(context.Background())
+		*out = C.uintptr_t(newHandle(&canceller{ctx, cancel}))
+		return nil
+	})
+}
+
+//export ccs_cancel
+func ccs_cancel(h C.uintptr_t, errOut **C.char) C.int {
+	return onHandle(h, errOut, func(c *canceller) error {
+		c.cancel()
+		return nil
+	})
+}
+
 //export ccs_bundle_new
 func ccs_bundle_new(arrays *C.ccs_array, n C.int64_t, out *C.uintptr_t, errOut **C.char) C.int {
 	return run(errOut, func() error {
@@ -1020,11 +1045,19 @@ func ccs_set_collection_warnings(h, collH C.uintptr_t, rows *C.ccs_array, out **
 }
 
 //export ccs_set_retrieve_many
-func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.int64_t, out *C.ccs_hits, m C.int64_t, errOut **C.char) C.int {
+func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.int64_t, out *C.ccs_hits, m C.int64_t, cancelH C.uintptr_t, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *setObj) error {
 		co, err := lookup[*collectionObj](uintptr(collH), "a collection")
 		if err != nil {
 			return err
+		}
+		ctx := context.Background()
+		if cancelH != 0 {
+			c, err := lookup[*canceller](uintptr(cancelH), "a cancel token")
+			if err != nil {
+				return err
+			}
+			ctx = c.ctx
 		}
 		a, err := goArray(anchors, "anchors")
 		if err != nil {
@@ -1033,7 +1066,7 @@ func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.i
 		if len(a.Shape) != 2 || int64(a.Shape[0]) != int64(m) {
 			return fmt.Errorf("anchors: shape %s: want (%d, d), one row a hits record", bundle.FormatShape(a.Shape), int64(m))
 		}
-		all, err := searchMany(context.Background(), o.s, co.c, a, int(limit))
+		all, err := searchMany(ctx, o.s, co.c, a, int(limit))
 		if err != nil {
 			return err
 		}

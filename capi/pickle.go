@@ -2,6 +2,7 @@ package main
 
 /*
 #include <stdint.h>
+#include <stdlib.h>
 */
 import "C"
 
@@ -54,15 +55,20 @@ type bundleMeta struct {
 //export ccs_bundle_dump
 func ccs_bundle_dump(h C.uintptr_t, data *unsafe.Pointer, n *C.int64_t, meta **C.char, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *bundleObj) error {
-		npz, err := bundle.EncodeNPZ(o.b.Arrays())
-		if err != nil {
-			return err
-		}
 		m, err := json.Marshal(bundleMeta{Path: o.path, Names: o.names, OneLabel: o.oneLabel, Manifest: o.manifest, Converted: o.b.Converted, Features: o.b.K == 0})
 		if err != nil {
 			return err
 		}
-		*data, *n = C.CBytes(npz), C.int64_t(len(npz))
+		var p unsafe.Pointer
+		npz, err := bundle.EncodeNPZ(o.b.Arrays(), func(size int) []byte { // written into C's memory, once
+			p = C.malloc(C.size_t(max(size, 1)))
+			return unsafe.Slice((*byte)(p), size)
+		})
+		if err != nil {
+			C.free(p)
+			return err
+		}
+		*data, *n = p, C.int64_t(len(npz))
 		cString(meta, m)
 		return nil
 	})

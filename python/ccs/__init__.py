@@ -2192,8 +2192,8 @@ class Set(_Handle):
         hits = (_lib.Hits * m)()
         lent = Lent()
         try:
-            call(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
-                 lent.ref(a, "anchors"), _limit(limit), hits, m)
+            _lib.call_interruptible(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
+                                    lent.ref(a, "anchors"), _limit(limit), hits, m)  # Ctrl-C stops it
         except ValueError as e:
             raise ValueError(f"retrieve_many: {e}") from None
         keys = collection.keys

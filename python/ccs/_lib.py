@@ -104,7 +104,9 @@ _SIGNATURES = {
     "ccs_set_ood_known": [c_handle, _A, _S],
     "ccs_collection_rows": [c_handle, c_void_p, c_int64],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
-    "ccs_set_retrieve_many": [c_handle, c_handle, _A, c_int64, POINTER(Hits), c_int64],
+    "ccs_set_retrieve_many": [c_handle, c_handle, _A, c_int64, POINTER(Hits), c_int64, c_handle],
+    "ccs_cancel_new": [_H],
+    "ccs_cancel": [c_handle],
     "ccs_set_collection_warnings": [c_handle, c_handle, _A, _S],
     "ccs_set_for_class": [c_handle, c_int64, POINTER(c_handle)],
     "ccs_ood_detect_start": [c_handle, c_handle, POINTER(c_handle), c_int64, c_handle, c_handle, c_char_p, POINTER(c_handle)],
@@ -166,6 +168,40 @@ def take_string(p):
         return ctypes.string_at(p.value).decode("utf-8")
     finally:
         lib.ccs_free(p)
+
+
+def call_interruptible(fn, *args):
+    """call(fn, *args, token) on a thread of its own, a cancel token its
+    last argument before the error's: Ctrl-C (KeyboardInterrupt) in the
+    waiting thread cancels the call, which stops within a block of its
+    work and raises KeyboardInterrupt."""
+    token = c_handle()
+    call(lib.ccs_cancel_new, byref(token))
+    done = {}
+
+    def work():
+        try:
+            call(fn, *args, token)
+        except BaseException as e:  # re-raised in the caller's thread
+            done["error"] = e
+
+    t = threading.Thread(target=work, name="ccs call", daemon=True)
+    try:
+        t.start()
+        interrupted = None
+        while t.is_alive():
+            try:
+                t.join(0.1)
+            except KeyboardInterrupt as e:
+                interrupted = e
+                lib.ccs_cancel(token, None)
+        if interrupted is not None:
+            raise interrupted
+        if "error" in done:
+            raise done["error"]
+    finally:
+        t.join()
+        close(token.value)
 
 
 def call(fn, *args):
