@@ -575,6 +575,10 @@ def _ids(x, name, missing_labels="error"):
         null = _NULL if name in ("labels", "groups", "sessions") else "nan"  # labels', groups' and sessions' named null, as the command names a table's
         return np.array([null if _missing(v) else v for v in flat], dtype=str).reshape(a.shape)
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
+        big = next((i for i, v in enumerate(flat) if not -2**63 <= int(v) < 2**63), None)
+        if big is not None:
+            raise ValueError(f"{name}: [{big}] is {flat[big]}, beyond int64 (±2**63): give such ids as strings "
+                             f"([str(v) for v in {name}])")
         return a.astype(np.int64)
     # The first value that is neither a string nor an integer (a missing
     # one among strings is a missing label), or else the first of the

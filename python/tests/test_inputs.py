@@ -327,6 +327,8 @@ ERRORS = [
      "bundle: label_names: column 1's name is empty: every column needs a name"),
     ("label_names a float", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", 2.5, "bee", "emu"]), TypeError,
      "bundle: label_names[1] is 2.5: want a string (or an integer), column 1's name"),
+    ("ids beyond int64", lambda s, a: ccs.Collection(np.zeros((2, 3), np.float32), ids=[2**64, 1]), ValueError,
+     "ids: [0] is 18446744073709551616, beyond int64 (±2**63): give such ids as strings"),
     ("label_names a string", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names="abcd"), TypeError,
      "bundle: label_names: got str 'abcd', want a list of names, one a column of labels"),
     ("label_names naming a missing label", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "Unknown", "bee", "emu"]), ValueError,
