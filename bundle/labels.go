@@ -894,22 +894,14 @@ func (p *PairIDs) ReversedWarning(pairs [][2]int, queries, rows []float32, d int
 			zero[pr[0]] = append(zero[pr[0]], pr[1])
 		}
 	}
-	dist := func(a, b []float32) float64 {
-		var s float64
-		for i, v := range a {
-			x := float64(v - b[i])
-			s += x * x
-		}
-		return s
-	}
 	var closer, comparisons float64
 	qs := slices.Sorted(maps.Keys(zero))
 	for _, q := range qs[:min(len(qs), 4096)] {
 		x := queries[q*d : (q+1)*d]
 		for _, r := range rel[q] {
-			dr := dist(x, rows[r*d:(r+1)*d])
+			dr := rowDist(x, rows[r*d:(r+1)*d])
 			for _, z := range zero[q] {
-				switch dz := dist(x, rows[z*d:(z+1)*d]); {
+				switch dz := rowDist(x, rows[z*d:(z+1)*d]); {
 				case dr < dz:
 					closer++
 				case dr == dz:

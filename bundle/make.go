@@ -3252,14 +3252,6 @@ func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 	if p.queries {
 		anchorRows = queries
 	}
-	dist := func(a, b []float32) float64 {
-		var s float64
-		for i, v := range a {
-			x := float64(v - b[i])
-			s += x * x
-		}
-		return s
-	}
 	dot := func(a, b []float32) float64 {
 		var s float64
 		for i, v := range a {
@@ -3301,12 +3293,12 @@ func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 			dp, dn, ip, in = dp[:0], dn[:0], ip[:0], in[:0]
 			for _, i := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
 				s := posPool[i]
-				dp = append(dp, dist(x, rows[s*d:(s+1)*d]))
+				dp = append(dp, rowDist(x, rows[s*d:(s+1)*d]))
 				ip = append(ip, dot(x, rows[s*d:(s+1)*d]))
 			}
 			for _, i := range sp.NegativeIndex[a*sp.KNeg : (a+1)*sp.KNeg] {
 				s := negPool[i]
-				dn = append(dn, dist(x, rows[s*d:(s+1)*d]))
+				dn = append(dn, rowDist(x, rows[s*d:(s+1)*d]))
 				in = append(in, dot(x, rows[s*d:(s+1)*d]))
 			}
 			closer += wins(dp, dn)
@@ -3368,6 +3360,17 @@ func (p *Plan) Inspect(rows, queries []float32, d int) error {
 	return nil
 }
 
+// rowDist is the squared ℓ2 distance of two rows, each difference taken
+// in float32 and summed in float64 (the warnings' comparisons).
+func rowDist(a, b []float32) float64 {
+	var s float64
+	for i, v := range a {
+		x := float64(v - b[i])
+		s += x * x
+	}
+	return s
+}
+
 // warnTriplets warns of views (mode "views", three or more an item) whose
 // last lies farthest from the first in 80% of the items or more, where
 // views alike give 1/(v−1): a triplet export, (anchor, positive,
@@ -3383,23 +3386,15 @@ func (p *Plan) warnTriplets(rows []float32, d int) {
 	if n < 50 {
 		return
 	}
-	dist := func(a, b []float32) float64 {
-		var s float64
-		for i, x := range a {
-			y := float64(x - b[i])
-			s += y * y
-		}
-		return s
-	}
 	step := max(1, n/4096)
 	last, items := 0, 0
 	for it := 0; it < n; it += step {
 		base := it * v * d
 		x := rows[base : base+d]
-		far := dist(x, rows[base+(v-1)*d:base+v*d])
+		far := rowDist(x, rows[base+(v-1)*d:base+v*d])
 		farthest := true
 		for j := 1; j < v-1 && farthest; j++ {
-			farthest = dist(x, rows[base+j*d:base+(j+1)*d]) < far
+			farthest = rowDist(x, rows[base+j*d:base+(j+1)*d]) < far
 		}
 		if farthest {
 			last++
