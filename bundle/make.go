@@ -665,6 +665,9 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: %d columns for the %d classes of the labels: a classifier's logits have a column a class — features given as logits, or another model's?", c, k))
 		return
 	}
+	if c > k {
+		return // a finer classifier (40 classes, labels of their 4 groups): its argmax splits each label
+	}
 	top := map[int64]int{} // each class's most frequent argmax count
 	for key, v := range count {
 		top[key[0]] = max(top[key[0]], v)
@@ -3404,7 +3407,7 @@ func (p *Plan) warnTriplets(rows []float32, d int) {
 	if 10*last < 8*items {
 		return
 	}
-	p.Warnings = append(p.Warnings, fmt.Sprintf("views: the last of each item's %d views lies farthest from its first in %.1f%% of %d items, where views alike give %.0f%%: triplets, (anchor, positive, negative)? A triplet's negative given as a view is taken for a positive, a set around the anchor then covering it; give triplets as relevance pairs (docs/your-data.md, §6 \"Your data set's own negatives\")",
+	p.Warnings = append(p.Warnings, fmt.Sprintf("views: the last of each item's %d views lies farthest from its first in %.1f%% of %d items, where views alike give %.0f%%: triplets, (anchor, positive, negative)? A triplet's negative given as a view is taken for a positive, a set around the anchor then covering it; give triplets as relevance pairs (docs/your-data.md, §6 \"Your data set's own negatives\"). Views of one item ordered by strength (the strongest augmentation last) are views, and give this too",
 		v, 100*float64(last)/float64(items), items, 100/float64(v-1)))
 }
 

@@ -125,7 +125,7 @@ func decode(r rawArray) (bundle.Array, error) {
 		case "f4":
 			out := make([]float32, n)
 			fromFortran(out, viewF32(r.Data), rows, cols, func(v float32) float32 { return v })
-			return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float32"}, nil
+			return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float32", Converted: "Fortran order → C order"}, nil
 		case "f8":
 			src, ok := viewF64(r.Data), true
 			for _, v := range src[:n] { // a value float32 cannot hold: the decoder's message, below
@@ -137,7 +137,7 @@ func decode(r rawArray) (bundle.Array, error) {
 			if ok {
 				out := make([]float32, n)
 				fromFortran(out, src, rows, cols, func(v float64) float32 { return float32(v) })
-				return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float64", Converted: "float64 → float32"}, nil
+				return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float64", Converted: "float64 → float32, Fortran order → C order"}, nil
 			}
 		}
 	}

@@ -204,7 +204,7 @@ func TestDecodeFortranTiles(t *testing.T) {
 		data := encode(f, 'f', c.size, false)
 		got, err := decode(rawArray{Name: "x", Data: data, Dtype: c.dtype, Shape: []int{rows, cols}, Fortran: true})
 		want, err2 := bundle.DecodeRaw(data, "x", c.dtype, []int{rows, cols}, true)
-		if err != nil || err2 != nil || !slices.Equal(got.F32, want.F32) || !slices.Equal(got.Shape, want.Shape) {
+		if err != nil || err2 != nil || !slices.Equal(got.F32, want.F32) || !slices.Equal(got.Shape, want.Shape) || got.Converted != want.Converted {
 			t.Errorf("%s: %v, %v: C order differs from the decoder's", c.dtype, err, err2)
 		}
 	}

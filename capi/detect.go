@@ -58,7 +58,9 @@ func detect(ctx context.Context, d experiment.OODDetection, o detectOptions) (do
 		return nil, "", nil, err
 	}
 	var b strings.Builder
-	if err := t.WriteText(&b); err != nil {
+	shown := *t // the warnings are raised as CCSWarnings: not again in the text, as ccs ood's
+	shown.Warnings = nil
+	if err := shown.WriteText(&b); err != nil {
 		return nil, "", nil, err
 	}
 	return bytes.TrimSuffix(laid.Bytes(), []byte("\n")), b.String(), warnings, nil

@@ -144,6 +144,14 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		if w != "" {
 			warnings = append(warnings, w)
 		}
+		if d.OODCal != nil && d.OODCal.Labels != nil {
+			// The baselines' tests calibrated on the same class's
+			// held-out inputs, as the set's was: judged on one class,
+			// calibrated on all, they would read as a shift.
+			if cal, _, _, err := idOfClass(OODDetection{SetName: d.SetName, ID: d.OODCal, IDName: d.OODCalName, LabelNames: d.LabelNames}, *c.Class); err == nil && cal != nil {
+				d.OODCal = cal
+			}
+		}
 	}
 	if near != nil || d.OODCal != nil {
 		t.AlphaOOD, t.Guarantee, t.FDRLevel = d.Test.Alpha, d.Test.String(), d.FDR
@@ -458,8 +466,8 @@ func setNamed(name string) string {
 // count could show beyond chance (Tarone's count): a class of 7 inputs,
 // all flagged, is named; one of 2 cannot be, and costs the others nothing.
 func classAlarms(d OODDetection, cal, id []float64) ([]string, error) {
-	if d.ID.Labels == nil {
-		return nil, nil
+	if d.ID.Labels == nil || d.Set.OOD != nil && d.Set.OOD.Class != nil {
+		return nil, nil // a class's own test: its inputs are that class's, its bound theirs
 	}
 	c, test, err := perInputTest(d, cal)
 	if err != nil {

@@ -2196,17 +2196,17 @@ class Set(_Handle):
         hits = (_lib.Hits * m)()
         lent = Lent()
         try:
-            _lib.call_interruptible(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
-                                    lent.ref(a, "anchors"), _limit(limit), hits, m)  # Ctrl-C stops it
-        except ValueError as e:
-            raise ValueError(f"retrieve_many: {e}") from None
-        keys = collection.keys
-        out = []
-        try:
+            try:
+                _lib.call_interruptible(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
+                                        lent.ref(a, "anchors"), _limit(limit), hits, m)  # Ctrl-C stops it
+            except ValueError as e:
+                raise ValueError(f"retrieve_many: {e}") from None
+            keys = collection.keys
+            out = []
             for i in range(m):
                 out.append(_hits_of(hits[i], keys))
             return out, [hits[i].total for i in range(m)]
-        finally:
+        finally:  # the hits the library made, whatever stopped the call (a Ctrl-C after it was done too)
             for h in hits[:m]:
                 for p in (h.ids, h.rows, h.scores):
                     if p:

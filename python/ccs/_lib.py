@@ -16,7 +16,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, 
 
 import numpy as np
 
-ABI_VERSION = 13
+ABI_VERSION = 14
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
@@ -188,20 +188,23 @@ def call_interruptible(fn, *args):
     t = threading.Thread(target=work, name="ccs call", daemon=True)
     try:
         t.start()
-        interrupted = None
+        while t.is_alive():
+            t.join(0.1)
+    except BaseException:
+        # Ctrl-C (or anything) while the call runs, from start() on:
+        # cancel it, and wait for it to stop — a second Ctrl-C does not
+        # leave it running with its token closed.
+        lib.ccs_cancel(token, None)
         while t.is_alive():
             try:
-                t.join(0.1)
-            except KeyboardInterrupt as e:
-                interrupted = e
-                lib.ccs_cancel(token, None)
-        if interrupted is not None:
-            raise interrupted
-        if "error" in done:
-            raise done["error"]
-    finally:
-        t.join()
+                t.join()
+            except KeyboardInterrupt:
+                pass
         close(token.value)
+        raise
+    close(token.value)
+    if "error" in done:
+        raise done["error"]
 
 
 def call(fn, *args):
