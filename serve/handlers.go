@@ -77,6 +77,10 @@ type oodInfo struct {
 	Calibration int          `json:"calibration_n"`
 	MinAlpha    float64      `json:"min_alpha_ood"`
 	Monitor     monitorState `json:"monitor"`
+	// Class is the class of a test of one class alone (calibrate
+	// -ood-class), whose bound is over that class's inputs; absent for
+	// a test over all in-distribution inputs.
+	Class *conformal.OODClass `json:"class,omitempty"`
 }
 
 func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
@@ -97,7 +101,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 		}
 		if o := st.ood[name]; o != nil {
 			n := o.test.Cal.N()
-			info.OOD = &oodInfo{K: o.test.Score.K(), Calibration: n, MinAlpha: ood.Test{}.MinAlpha(n), Monitor: monitorOf(o.monitor)}
+			info.OOD = &oodInfo{K: o.test.Score.K(), Calibration: n, MinAlpha: ood.Test{}.MinAlpha(n), Monitor: monitorOf(o.monitor), Class: set.OOD.Class}
 		}
 		info.Transforms = st.transforms[name]
 		if info.Warnings == nil {
@@ -262,6 +266,9 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m := len(pts) / d
+	if err := checkNorms(set, name, nil, pts); err != nil { // points[i] named, as /score names it
+		return err
+	}
 	c, err := o.test.With(test)
 	if err != nil {
 		return invalid(oodField(test), "%v", err)
@@ -309,14 +316,19 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 	if _, err := o.monitor.Observe(fresh); err != nil {
 		return invalid("points", "%v", err)
 	}
+	guarantee, class := test.String(), set.OOD.Class
+	if class != nil {
+		// The test of one class: its bound is over that class's inputs.
+		guarantee += fmt.Sprintf("; for inputs of class %s: this set's test is that class's alone, its pool and calibration of it (-ood-class), and says nothing of other classes' inputs", class)
+	}
 	head, err := fields("set", name, "generation", st.generation, "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
-		"k", o.test.Score.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", test.String(), "fdr", fdr, "monitor", monitorOf(o.monitor))
+		"k", o.test.Score.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", guarantee, "class", class, "fdr", fdr, "monitor", monitorOf(o.monitor))
 	if err != nil {
 		return err
 	}
 	out := newStream(w, http.StatusOK)
-	for _, name := range []string{"set", "generation", "threshold", "reference_rows", "k", "alpha_ood", "delta", "guarantee"} {
-		if name != "delta" || test.Delta != 0 { // omitted when 0
+	for _, name := range []string{"set", "generation", "threshold", "reference_rows", "k", "alpha_ood", "delta", "guarantee", "class"} {
+		if (name != "delta" || test.Delta != 0) && (name != "class" || class != nil) { // omitted when 0, or none
 			out.raw(name, head[name])
 		}
 	}

@@ -179,6 +179,11 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	res.Requests = len(lat)
+	if res.Requests == 0 && res.FirstError != "" {
+		// Every request failed before an answer: why (an untrusted
+		// certificate, nothing listening), with what to do where known.
+		return res, fmt.Errorf("loadtest: no request completed: %d failed, the first: %s%s", res.Errors, res.FirstError, connectHint(res.FirstError))
+	}
 	if res.Requests == 0 {
 		return res, errors.New("loadtest: no request completed")
 	}
@@ -197,4 +202,16 @@ func answerText(b []byte) string {
 		s = s[:cutAt(s, 300)] + fmt.Sprintf("… (%d bytes)", len(b))
 	}
 	return s
+}
+
+// connectHint is what to do about a request that failed before an answer
+// (err's text): a server certificate not trusted, or nothing listening.
+func connectHint(err string) string {
+	switch {
+	case strings.Contains(err, "certificate"):
+		return " (a server of a self-signed certificate: give its CA, -ca-cert FILE)"
+	case strings.Contains(err, "connection refused"):
+		return " (is the server running, at that address and port?)"
+	}
+	return ""
 }

@@ -31,6 +31,7 @@ import operator
 import os
 import reprlib
 import shutil
+import ssl
 import sys
 import tempfile
 import warnings
@@ -2597,7 +2598,8 @@ class Client:
             reason = getattr(e, "reason", e)
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise TimeoutError(f"{method} {path}: no answer from {self.url} within {self.timeout:g} s (timeout=)") from None
-            if data is not None and len(data) > 1 << 18 and isinstance(reason, (ConnectionResetError, BrokenPipeError)):
+            if data is not None and len(data) > 1 << 18 and (isinstance(reason, (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError))
+                                                             or isinstance(reason, ssl.SSLError) and "EOF" in str(reason)):
                 # The service answers 413 at once for a body over its limit
                 # and closes; urllib, still sending, sees the cut instead.
                 per = 4 * body.shape[-1] if npy and getattr(body, "ndim", 0) == 2 else 0
