@@ -22,23 +22,25 @@ import (
 // the names of its inputs (files, as the command names them, or "id",
 // "train", …).
 type detectOptions struct {
-	SetName      string   `json:"set_name"`
-	LabelNames   []string `json:"label_names"` // the ID inputs' string labels' names
-	IDName       string   `json:"id_name"`
-	OODNames     []string `json:"ood_names"`
-	ByClass      bool     `json:"by_class"` // each OOD input one sample per label, as -ood-by-class
-	TrainName    string   `json:"train_name"`
-	OODCalName   string   `json:"ood_cal_name"`
-	Classifier   string   `json:"classifier"` // FILE.npz with weight and bias, for ViM
-	Mode         string   `json:"mode"`
-	AlphaOOD     *float64 `json:"alpha_ood"`
-	Delta        float64  `json:"delta"`
-	Simultaneous bool     `json:"simultaneous"`
-	FDR          float64  `json:"fdr"`
-	FPR          string   `json:"fpr"`
-	CiderEpochs  *int     `json:"cider_epochs"`
-	Seed         uint64   `json:"seed"`
-	Command      string   `json:"command"`
+	SetName    string   `json:"set_name"`
+	LabelNames []string `json:"label_names"` // the ID inputs' string labels' names
+	IDName     string   `json:"id_name"`
+	OODNames   []string `json:"ood_names"`
+	ByClass    bool     `json:"by_class"` // each OOD input one sample per label, as -ood-by-class
+	TrainName  string   `json:"train_name"`
+	OODCalName string   `json:"ood_cal_name"`
+	// OODCalLabelNames are ood_cal's string labels' names (Bundle.label_names).
+	OODCalLabelNames []string `json:"ood_cal_label_names"`
+	Classifier       string   `json:"classifier"` // FILE.npz with weight and bias, for ViM
+	Mode             string   `json:"mode"`
+	AlphaOOD         *float64 `json:"alpha_ood"`
+	Delta            float64  `json:"delta"`
+	Simultaneous     bool     `json:"simultaneous"`
+	FDR              float64  `json:"fdr"`
+	FPR              string   `json:"fpr"`
+	CiderEpochs      *int     `json:"cider_epochs"`
+	Seed             uint64   `json:"seed"`
+	Command          string   `json:"command"`
 }
 
 // detect is ccs ood on bundles in memory: its document (ccs ood -json's,
@@ -170,7 +172,10 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			if err != nil {
 				return err
 			}
-			d.OODCal = cal.b
+			d.OODCal, d.OODCalLabelNames = cal.b, o.OODCalLabelNames
+			if d.OODCalLabelNames == nil {
+				d.OODCalLabelNames = cal.names
+			}
 		}
 		if o.Classifier != "" {
 			if d.Train == nil {

@@ -56,7 +56,11 @@ type OODDetection struct {
 	TrainName  string
 	OODCal     *bundle.Bundle
 	OODCalName string
-	Classifier *ood.Classifier
+	// OODCalLabelNames name OODCal's string labels (label i is
+	// OODCalLabelNames[i]; nil: integer labels), as LabelNames the ID
+	// inputs'.
+	OODCalLabelNames []string
+	Classifier       *ood.Classifier
 	// ClassifierName is how messages name Classifier: "-classifier FILE"
 	// or Python's "classifier=FILE".
 	ClassifierName string
@@ -144,12 +148,19 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		if w != "" {
 			warnings = append(warnings, w)
 		}
-		if d.OODCal != nil && d.OODCal.Labels != nil {
+		if d.OODCal != nil {
 			// The baselines' tests calibrated on the same class's
 			// held-out inputs, as the set's was: judged on one class,
-			// calibrated on all, they would read as a shift.
-			if cal, _, _, err := idOfClass(OODDetection{SetName: d.SetName, ID: d.OODCal, IDName: d.OODCalName, LabelNames: d.LabelNames}, *c.Class); err == nil && cal != nil {
+			// calibrated on all, they would read as a shift. The class is
+			// named by -ood-cal's own label names.
+			cal, _, w, err := idOfClass(OODDetection{SetName: d.SetName, ID: d.OODCal, IDName: d.OODCalName, LabelNames: d.OODCalLabelNames}, *c.Class)
+			switch {
+			case err != nil:
+				return nil, nil, err
+			case cal != nil:
 				d.OODCal = cal
+			case w != "":
+				warnings = append(warnings, fmt.Sprintf("%s: the baselines' tests are calibrated on every one of its inputs, which have no labels to pick the set's class %s's by: judged on that class's inputs alone, their false-alarm rates may read as a shift", d.OODCalName, c.Class))
 			}
 		}
 	}

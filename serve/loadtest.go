@@ -39,8 +39,11 @@ type LoadConfig struct {
 // LoadResult is what a load test measured. Latencies are from sending the
 // request to reading the whole response.
 type LoadResult struct {
-	Requests   int           `json:"requests"`
-	Errors     int           `json:"errors"` // transport errors and non-2xx answers
+	Requests int `json:"requests"`
+	Errors   int `json:"errors"` // transport errors and non-2xx answers
+	// Refused counts the answered requests (Requests) that were refused:
+	// non-2xx, or failing Check.
+	Refused    int           `json:"refused"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	Throughput float64       `json:"requests_per_second"`
 	P50        time.Duration `json:"p50_ns"`
@@ -117,7 +120,7 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 		go func() {
 			defer wg.Done()
 			var mine []time.Duration
-			var errs int
+			var errs, refused int // every failure, and the answers among them that refused
 			var first string
 			for range tickets {
 				t0 := time.Now()
@@ -155,21 +158,21 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 				mine = append(mine, time.Since(t0))
 				switch {
 				case err != nil:
-					errs++
+					errs, refused = errs+1, refused+1
 					first = fmt.Sprintf("status %d, reading the answer: %v", resp.StatusCode, err)
 				case !ok:
-					errs++
+					errs, refused = errs+1, refused+1
 					first = fmt.Sprintf("status %d: %s", resp.StatusCode, answerText(b))
 				case cfg.Check != nil:
 					if err := cfg.Check(b); err != nil {
-						errs++
+						errs, refused = errs+1, refused+1
 						first = err.Error()
 					}
 				}
 			}
 			mu.Lock()
 			lat = append(lat, mine...)
-			res.Errors += errs
+			res.Errors, res.Refused = res.Errors+errs, res.Refused+refused
 			if first != "" && res.FirstError == "" {
 				res.FirstError = first
 			}
@@ -208,7 +211,7 @@ func answerText(b []byte) string {
 // (err's text): a server certificate not trusted, or nothing listening.
 func connectHint(err string) string {
 	switch {
-	case strings.Contains(err, "certificate"):
+	case strings.Contains(err, "unknown authority"):
 		return " (a server of a self-signed certificate: give its CA, -ca-cert FILE)"
 	case strings.Contains(err, "connection refused"):
 		return " (is the server running, at that address and port?)"

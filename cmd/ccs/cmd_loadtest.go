@@ -105,8 +105,8 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 	} else {
 		fmt.Fprintln(out.stdout, r)
 	}
-	if r.Errors == r.Requests { // no answer worth timing: the figures above are of refusals
-		return fmt.Errorf("loadtest: every one of the %d requests failed: %s", r.Requests, r.FirstError)
+	if r.Refused == r.Requests { // no answer worth timing: the figures above are of refusals
+		return fmt.Errorf("loadtest: every one of the %d answered requests was refused: %s", r.Requests, r.FirstError)
 	}
 	if r.FirstError != "" {
 		out.warn("first error: " + r.FirstError)

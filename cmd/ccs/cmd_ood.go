@@ -151,7 +151,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 			if d.OODCal, err = readFeaturesFor(out, o.OODCal, set); err != nil {
 				return err
 			}
-			d.OODCalName = o.OODCal
+			d.OODCalName, d.OODCalLabelNames = o.OODCal, bundle.ManifestLabelNames(o.OODCal, d.OODCal)
 		}
 		if o.Classifier != "" {
 			if d.Classifier, err = ood.ReadClassifier(o.Classifier); err != nil {

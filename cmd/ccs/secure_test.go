@@ -225,7 +225,7 @@ func TestLoadtestAllRefused(t *testing.T) {
 	defer ts.Close()
 	var out, errb bytes.Buffer
 	err := run(&out, &errb, []string{"loadtest", "-url", ts.URL + "/v1/sets/a/score", "-data", "{}", "-requests", "5"})
-	want := `loadtest: every one of the 5 requests failed: status 401: {"error": {"code": "unauthorized", "message": "no valid token"}}`
+	want := `loadtest: every one of the 5 answered requests was refused: status 401: {"error": {"code": "unauthorized", "message": "no valid token"}}`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

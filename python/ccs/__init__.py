@@ -1431,14 +1431,16 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
         if train is not None:
             b, tr_name = _features(train, "train", opened)
             tr = b._handle()
+        cal_names = None
         if ood_cal is not None:
             b, cal_name = _features(ood_cal, "ood_cal", opened)
             cal = b._handle()
+            cal_names = None if b.label_names is None else list(b.label_names)
         hs = (c_handle * max(len(ids), 1))(*ids)
         job = c_handle()
         call(lib.ccs_ood_detect_start, set._handle(), idb._handle(), hs, len(ids), tr, cal,
              options(set_name=set_name, id_name=id_name, label_names=None if idb.label_names is None else list(idb.label_names),
-                     ood_names=names, train_name=tr_name, ood_cal_name=cal_name,
+                     ood_names=names, train_name=tr_name, ood_cal_name=cal_name, ood_cal_label_names=cal_names,
                      classifier=None if classifier is None else os.fsdecode(classifier), mode=mode,
                      alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr, fpr=fpr,
                      cider_epochs=cider_epochs, seed=seed, by_class=bool(by_class)),

@@ -178,27 +178,42 @@ def call_interruptible(fn, *args):
     token = c_handle()
     call(lib.ccs_cancel_new, byref(token))
     done = {}
+    # The call's end, as an Event: Thread.is_alive() is False after a
+    # join() that a KeyboardInterrupt interrupted (CPython 3.11), though
+    # the thread runs on.
+    finished = threading.Event()
 
     def work():
         try:
             call(fn, *args, token)
         except BaseException as e:  # re-raised in the caller's thread
             done["error"] = e
+        finally:
+            finished.set()
 
     t = threading.Thread(target=work, name="ccs call", daemon=True)
     try:
         t.start()
-        while t.is_alive():
-            t.join(0.1)
+        while not finished.wait(0.1):
+            pass
     except BaseException:
         # Ctrl-C (or anything) while the call runs, from start() on:
-        # cancel it, and wait for it to stop — a second Ctrl-C does not
-        # leave it running with its token closed.
-        lib.ccs_cancel(token, None)
-        while t.is_alive():
+        # cancel it, and wait for it to stop — whatever else arrives
+        # meanwhile (a second Ctrl-C, a signal handler's SystemExit), the
+        # call is not left running with its token closed and its results
+        # freed under it.
+        started = t.ident is not None  # start() itself may have been interrupted
+        cancelled = False
+        while not cancelled:
             try:
-                t.join()
-            except KeyboardInterrupt:
+                lib.ccs_cancel(token, None)
+                cancelled = True
+            except BaseException:
+                cancelled = finished.is_set() or not started
+        while started and not finished.is_set():
+            try:
+                finished.wait()
+            except BaseException:
                 pass
         close(token.value)
         raise

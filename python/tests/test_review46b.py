@@ -28,15 +28,15 @@ def test_review46b_ctrl_c_after_the_search_finished_frees_its_hits(monkeypatch):
     ccs_free's the three arrays of each row. They leak (3 x m mallocs)."""
     s, c, a = _set_and_collection()
 
-    class LateInterrupt(threading.Thread):
+    class LateInterrupt(threading.Event):  # the wait for the call's end
         fired = False
 
-        def join(self, timeout=None):
+        def wait(self, timeout=None):
             if not LateInterrupt.fired and timeout is not None:
-                super().join()  # the call finished, status 0
+                super().wait()  # the call finished, status 0
                 LateInterrupt.fired = True
                 raise KeyboardInterrupt
-            return super().join(timeout)
+            return super().wait(timeout)
 
     freed = []
     real_free = _lib.lib.ccs_free
@@ -45,7 +45,7 @@ def test_review46b_ctrl_c_after_the_search_finished_frees_its_hits(monkeypatch):
         freed.append(p)
         return real_free(p)
 
-    monkeypatch.setattr(_lib.threading, "Thread", LateInterrupt)
+    monkeypatch.setattr(_lib.threading, "Event", LateInterrupt)
     monkeypatch.setattr(_lib.lib, "ccs_free", counting_free)
     with pytest.raises(KeyboardInterrupt):
         s._retrieve_rows(a, c, 5)
