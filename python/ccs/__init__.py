@@ -871,7 +871,7 @@ def _bundle_call(a):
         parts.append("label_names")
     if a["pairs_file"] is not None:
         parts.append(f"pairs={a['pairs_file']!r}")
-    kw = {"k": a["k"], "kneg": a["kneg"], "split": tuple(a["split"]), "seed": a["seed"]}
+    kw = {"k": a["k"], "kneg": a["kneg"] or a["k"], "split": tuple(a["split"]), "seed": a["seed"]}  # kneg=0 is k's
     if a["ood_classes"]:
         kw["ood_classes"] = list(a["ood_classes"])
     if a["ood_cal_share"]:

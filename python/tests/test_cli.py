@@ -190,6 +190,9 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
     mine = json.loads((tmp_path / "py" / "manifest.json").read_text())
     assert mine["command"] == (f"ccs.bundle(embeddings, labels, k=8, kneg=6, split=(0.5, 0.1, 0.2, 0.2), seed=3, "
                                f"ood_classes=['émeu'], ood_cal_share=0.1, out={str(tmp_path / 'py')!r})")
+    # kneg not given is k's, and the call is recorded with it (not kneg=0).
+    ccs.bundle(labelled["embeddings"], given, k=8, seed=3, ood_classes=["émeu"], ood_cal_share=0.1, out=tmp_path / "py-k")
+    assert "k=8, kneg=8, split=" in json.loads((tmp_path / "py-k" / "manifest.json").read_text())["command"]
     emb = np.ascontiguousarray(labelled["embeddings"])
     assert mine["inputs"]["embeddings"] == {"dtype": emb.dtype.str, "shape": list(emb.shape),
                                             "sha256": hashlib.sha256(emb.tobytes()).hexdigest()}
