@@ -127,16 +127,14 @@ func decode(r rawArray) (bundle.Array, error) {
 			fromFortran(out, viewF32(r.Data), rows, cols, func(v float32) float32 { return v })
 			return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float32", Converted: "Fortran order → C order"}, nil
 		case "f8":
-			src, ok := viewF64(r.Data), true
-			for _, v := range src[:n] { // a value float32 cannot hold: the decoder's message, below
-				if f := float32(v); math.IsInf(float64(f), 0) || math.IsNaN(v) || f == 0 && v != 0 {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out := make([]float32, n)
-				fromFortran(out, src, rows, cols, func(v float64) float32 { return float32(v) })
+			out, bad := make([]float32, n), false
+			fromFortran(out, viewF64(r.Data), rows, cols, func(v float64) float32 {
+				f := float32(v)
+				// A value float32 cannot hold: the decoder's message, below.
+				bad = bad || math.IsInf(float64(f), 0) || math.IsNaN(v) || f == 0 && v != 0
+				return f
+			})
+			if !bad {
 				return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float64", Converted: "float64 → float32, Fortran order → C order"}, nil
 			}
 		}

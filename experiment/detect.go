@@ -137,29 +137,28 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	if c := set.OOD; c != nil && c.Class != nil && near != nil {
 		// The test of one class: its false-alarm rate is bounded over
 		// that class's inputs, so the ID inputs are those.
-		sub, note, w, err := idOfClass(d, *c.Class)
-		if err != nil {
+		sub, err := inputsOfClass(d.SetName, d.ID, d.IDName, d.LabelNames, *c.Class)
+		switch {
+		case err != nil:
 			return nil, nil, err
-		}
-		if sub != nil {
+		case sub != nil:
+			t.Config += fmt.Sprintf("; the per-input test is class %s's (-ood-class): the ID inputs are its %d of %d", c.Class, sub.N, d.ID.N)
 			d.ID = sub
-			t.Config += note
-		}
-		if w != "" {
-			warnings = append(warnings, w)
+		default:
+			warnings = append(warnings, fmt.Sprintf("%s: the set's per-input test is class %s's (-ood-class): its false-alarm rate is bounded over that class's inputs, and %s has no labels to pick them by, so FAR here is over every input, which the test does not bound", d.SetName, c.Class, d.IDName))
 		}
 		if d.OODCal != nil {
 			// The baselines' tests calibrated on the same class's
 			// held-out inputs, as the set's was: judged on one class,
 			// calibrated on all, they would read as a shift. The class is
 			// named by -ood-cal's own label names.
-			cal, _, w, err := idOfClass(OODDetection{SetName: d.SetName, ID: d.OODCal, IDName: d.OODCalName, LabelNames: d.OODCalLabelNames}, *c.Class)
+			cal, err := inputsOfClass(d.SetName, d.OODCal, d.OODCalName, d.OODCalLabelNames, *c.Class)
 			switch {
 			case err != nil:
 				return nil, nil, err
 			case cal != nil:
 				d.OODCal = cal
-			case w != "":
+			default:
 				warnings = append(warnings, fmt.Sprintf("%s: the baselines' tests are calibrated on every one of its inputs, which have no labels to pick the set's class %s's by: judged on that class's inputs alone, their false-alarm rates may read as a shift", d.OODCalName, c.Class))
 			}
 		}
@@ -225,26 +224,27 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	return t, warnings, nil
 }
 
-// idOfClass is d's ID inputs of class c, the class of the set's per-input
-// test (ccs calibrate -ood-class), and what the table's config says of
-// them; where the ID inputs have no labels, a warning instead (sub nil).
-func idOfClass(d OODDetection, c conformal.OODClass) (sub *bundle.Bundle, note, warning string, err error) {
-	if d.ID.Labels == nil {
-		return nil, "", fmt.Sprintf("%s: the set's per-input test is class %s's (-ood-class): its false-alarm rate is bounded over that class's inputs, and %s has no labels to pick them by, so FAR here is over every input, which the test does not bound", d.SetName, c, d.IDName), nil
+// inputsOfClass is b's inputs (named name in messages, their string
+// labels named by names) of class c, the class of setName's per-input
+// test (ccs calibrate -ood-class); nil where b has no labels to pick them
+// by, and an error where it has none of c.
+func inputsOfClass(setName string, b *bundle.Bundle, name string, names []string, c conformal.OODClass) (*bundle.Bundle, error) {
+	if b.Labels == nil {
+		return nil, nil
 	}
 	label := c.Label
-	if c.Name != "" && d.LabelNames != nil {
-		at := slices.Index(d.LabelNames, c.Name)
+	if c.Name != "" && names != nil {
+		at := slices.Index(names, c.Name)
 		if at < 0 {
-			return nil, "", "", fmt.Errorf("%s: the set's per-input test is class %s's (-ood-class), which %s's labels do not name (%s)", d.SetName, c, d.IDName, strings.Join(d.LabelNames, ", "))
+			return nil, fmt.Errorf("%s: the set's per-input test is class %s's (-ood-class), which %s's labels do not name (%s)", setName, c, name, strings.Join(names, ", "))
 		}
 		label = int64(at)
 	}
-	rows, classes := bundle.ClassRows(d.ID.Labels, label, d.LabelNames)
+	rows, classes := bundle.ClassRows(b.Labels, label, names)
 	if len(rows) == 0 {
-		return nil, "", "", fmt.Errorf("%s: the set's per-input test is class %s's (-ood-class), and %s has no inputs of it (its classes: %s): give that class's inputs", d.SetName, c, d.IDName, classes)
+		return nil, fmt.Errorf("%s: the set's per-input test is class %s's (-ood-class), and %s has no inputs of it (its classes: %s): give that class's inputs", setName, c, name, classes)
 	}
-	return d.ID.Subset(rows), fmt.Sprintf("; the per-input test is class %s's (-ood-class): the ID inputs are its %d of %d", c, len(rows), d.ID.N), "", nil
+	return b.Subset(rows), nil
 }
 
 // labelCounts writes labels' counts, the most frequent first: "−1 ×10,

@@ -1012,6 +1012,12 @@ func TestBundleBadInput(t *testing.T) {
 	bundle.WriteNPY(p("dlabels.npy"), bundle.Int64(y[:d], d)) // as many as the embeddings' columns
 	writeNPY64(t, p("short64.npy"), x64[:(n-1)*d], n-1, d)
 	writeNPY64(t, p("logitsT.npy"), x64, d, n) // (d, n): logits transposed
+	var twoIDs strings.Builder                 // a table of an "id" and an "_id" column
+	twoIDs.WriteString("id,_id\n")
+	for i := range n {
+		fmt.Fprintf(&twoIDs, "%d,d%d\n", i, i)
+	}
+	os.WriteFile(p("twoids.csv"), []byte(twoIDs.String()), 0o644)
 	nan := append([]float64(nil), x64...)
 	nan[7*d+1] = math.NaN()
 	writeNPY64(t, p("nan.npy"), nan, n, d)
@@ -1345,6 +1351,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
 		{"an interaction log as pairs", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("interactions.csv")}, false, `interactions.csv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them`},
 		{"an event's name for a score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("events.csv")}, false, `events.csv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers`},
+		{"a qrels column its header lacks", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("interactions.csv") + ":user_id,itemid"}, false, `interactions.csv:1: no column "itemid" in the header line (its columns: user_id, item_id, timestamp, event): did you mean "item_id"?`},
+		{"ids of two id columns", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twoids.csv")}, false, `twoids.csv: both "id" and "_id" could hold the ids: name one, ` + p("twoids.csv") + `:id`},
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
 		{"-logits of another length", []string{"-logits", p("short64.npy")}, false, "short64.npy: logits of 399 rows for the 400 rows of"},
 		{"-logits transposed", []string{"-logits", p("logitsT.npy")}, false, "logitsT.npy: logits of 3 rows for the 400 rows of " + p("emb.npy") + ": transposed? a (3, 400) array, its columns the rows' count: give its .T"},

@@ -92,7 +92,7 @@ def test_ctrl_c_stops_retrieve_many():
         threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
         t0 = time.time()
         try:
-            s.retrieve_many(a, c, limit=10)  # ~30 s on 2 cores uninterrupted: seconds on any machine
+            s.retrieve_many(a, c, limit=10)  # 33 s on 2 cores uninterrupted: seconds on any machine
             what = "finished"
         except KeyboardInterrupt:
             what = "interrupted"
