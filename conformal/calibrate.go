@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/ccsets/ccs/bundle"
@@ -234,6 +235,15 @@ type Info struct {
 	// guarantee is for anchors carrying it, a positive drawn among the
 	// label's rows. "" otherwise, and in files written before it was kept.
 	OneLabel string `json:"one_label,omitempty"`
+	// Tie, for a set of one threshold, says that the threshold equals
+	// calibration scores above its rank (scores of few values), nil
+	// otherwise and in files written before it was kept.
+	Tie *Tie `json:"tie,omitempty"`
+	// Copies is how many calibration units repeat another exactly (the
+	// same anchor and positive embeddings), which the rank counts as
+	// exchangeable units (CopiesWarning); 0 in files written before it
+	// was counted.
+	Copies int `json:"copies,omitempty"`
 }
 
 // ClassOf names the class a set of one threshold is for (Info.Class): its
@@ -363,9 +373,29 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Label != nil {
 		of = &ClassOf{Label: *opt.Label, Name: nameOf(opt.LabelNames, *opt.Label)}
 	}
+	var tie *Tie
+	if opt.Mode != Class && opt.Mode != Pooled && err == nil {
+		tie = tieAt(scores, q, r)
+	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
-			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of, OneLabel: opt.OneLabel}}, nil
+			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of, OneLabel: opt.OneLabel,
+			Tie: tie, Copies: unitCopies(cal, opt)}}, nil
+}
+
+// unitCopies counts the calibration units of cal, as a calibration with
+// opt scores them (of class opt.Label alone, where given), that repeat
+// another exactly (copies); 0 for a pooled calibration, which has no
+// guarantee to lose.
+func unitCopies(cal *bundle.Bundle, opt Options) int {
+	if opt.Mode == Pooled {
+		return 0
+	}
+	units := UnitPairs(cal, opt.Mode, opt.Seed)
+	if opt.Label != nil && cal.Labels != nil {
+		units = slices.DeleteFunc(units, func(u [2]int) bool { return cal.Labels[u[0]] != *opt.Label })
+	}
+	return copies(cal, units)
 }
 
 // OverAll is how a class-conditional set's threshold over all classes was

@@ -26,6 +26,9 @@ type ClassThreshold struct {
 	N         int     `json:"n"`
 	Rank      int     `json:"rank"`
 	Threshold float64 `json:"-"` // +Inf when Rank > N
+	// Tie says that the class's threshold equals its calibration scores
+	// above its rank (Info.Tie); nil otherwise.
+	Tie *Tie `json:"tie,omitempty"`
 }
 
 // String names the class as messages do: class "coat" when it has a
@@ -203,7 +206,7 @@ func calibrateClasses(scores []float64, pairs [][2]int, cal *bundle.Bundle, alph
 			first = fmt.Errorf("%s: %w", className(l, name), err)
 			continue
 		}
-		out = append(out, ClassThreshold{Label: l, Name: name, N: len(s), Rank: r, Threshold: q})
+		out = append(out, ClassThreshold{Label: l, Name: name, N: len(s), Rank: r, Threshold: q, Tie: tieAt(s, q, r)})
 	}
 	if first != nil {
 		return nil, moreTooFew(first, others)

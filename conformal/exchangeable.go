@@ -39,8 +39,15 @@ type Exchangeability struct {
 	OtherUnits bool `json:"other_units,omitempty"`
 	// Expected is the share of units exchangeable with the calibration's
 	// that lie outside, on average over the calibration draw:
-	// (N+1−Rank)/(N+1), at most α.
+	// (N+1−Rank)/(N+1), at most α, for scores without ties. Where the
+	// threshold ties calibration scores above its rank (Info.Tie), half a
+	// point of coverage or more, fewer lie outside: Expected is then (N+1−AtOrBelow)/(N+1), as if its rank
+	// were the tie's last, and Untied the (N+1−Rank)/(N+1) it is at most.
 	Expected float64 `json:"expected"`
+	// Untied is, where the threshold ties (Expected), the share outside
+	// for scores without ties, which P's law takes (so that P stays a
+	// valid, conservative tail); 0 otherwise.
+	Untied float64 `json:"untied,omitempty"`
 	// P is the probability that units exchangeable with the set's N
 	// calibration units put at least Outside of Units outside
 	// (ExchangeableTail, over the calibration draw and the units); for a
@@ -94,7 +101,7 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 		return nil, err
 	}
 	if mode != Class {
-		e := check(scores, s.Threshold, c.N, c.Rank)
+		e := check(scores, s.Threshold, c.N, c.Rank, c.Tie)
 		if e != nil {
 			e.Pairs = pairs != nil
 			e.OtherUnits = e.Pairs != c.Pairs
@@ -113,9 +120,9 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 	var all *Exchangeability
 	var worst *ClassCheck
 	var groups []TailGroup
-	mean := 0.0
+	mean, untied, tied := 0.0, 0.0, false
 	for _, k := range s.Classes {
-		e := check(byLabel[k.Label], k.Threshold, k.N, k.Rank)
+		e := check(byLabel[k.Label], k.Threshold, k.N, k.Rank, k.Tie)
 		if e == nil {
 			continue
 		}
@@ -126,6 +133,12 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 		all.Outside += e.Outside
 		all.Classes++
 		mean += e.Expected * float64(e.Units)
+		if e.Untied > 0 {
+			untied += e.Untied * float64(e.Units)
+			tied = true
+		} else {
+			untied += e.Expected * float64(e.Units)
+		}
 		groups = append(groups, TailGroup{M: e.Units, N: k.N, L: k.N + 1 - k.Rank})
 		if worst == nil || e.P < worst.P {
 			worst = &ClassCheck{Label: k.Label, Name: k.Name, Units: e.Units, Outside: e.Outside, P: e.P}
@@ -135,6 +148,9 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 		return nil, nil
 	}
 	all.Expected = mean / float64(all.Units)
+	if tied {
+		all.Untied = untied / float64(all.Units)
+	}
 	all.P = ExchangeableSumTail(all.Outside, groups)
 	worst.P = min(1, worst.P*float64(all.Classes))
 	all.Worst = worst
@@ -170,7 +186,7 @@ func (s *Set) CheckClasses(test *bundle.Bundle) ([]ClassCheck, error) {
 	}
 	var out []ClassCheck
 	for _, l := range slices.Sorted(maps.Keys(byLabel)) {
-		if e := check(byLabel[l], s.Threshold, c.N, c.Rank); e != nil {
+		if e := check(byLabel[l], s.Threshold, c.N, c.Rank, c.Tie); e != nil {
 			out = append(out, ClassCheck{Label: l, Units: e.Units, Outside: e.Outside, P: e.P})
 		}
 	}
@@ -178,10 +194,10 @@ func (s *Set) CheckClasses(test *bundle.Bundle) ([]ClassCheck, error) {
 }
 
 // check counts the scores above q, a threshold of rank r among n
-// calibration scores; nil where there is nothing to check (no scores, or
-// q is the whole space's). A NaN score is inside no set: it counts as
-// outside.
-func check(scores []float64, q float64, n, r int) *Exchangeability {
+// calibration scores (tied as tie says, or nil); nil where there is
+// nothing to check (no scores, or q is the whole space's). A NaN score is
+// inside no set: it counts as outside.
+func check(scores []float64, q float64, n, r int, tie *Tie) *Exchangeability {
 	if len(scores) == 0 || r > n || r < 1 {
 		return nil
 	}
@@ -192,6 +208,10 @@ func check(scores []float64, q float64, n, r int) *Exchangeability {
 		}
 	}
 	l := n + 1 - r
-	return &Exchangeability{Units: len(scores), Outside: out, Expected: float64(l) / float64(n+1),
+	e := &Exchangeability{Units: len(scores), Outside: out, Expected: float64(l) / float64(n+1),
 		P: ExchangeableTail(out, len(scores), n, l)}
+	if tie.material(n, r) {
+		e.Untied, e.Expected = e.Expected, float64(n+1-tie.AtOrBelow)/float64(n+1)
+	}
+	return e
 }

@@ -104,6 +104,7 @@ type classFile struct {
 	N         int        `json:"n"`
 	Rank      int        `json:"rank"`
 	Threshold *threshold `json:"threshold"`
+	Tie       *Tie       `json:"tie,omitempty"`
 }
 
 // threshold is a threshold in the file: +Inf (a whole-space set) is the
@@ -141,7 +142,7 @@ func (s *Set) writeJSON(w io.Writer, sum bool) error {
 		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
 		for _, k := range s.Classes {
 			t := threshold(k.Threshold)
-			f.Classes = append(f.Classes, classFile{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: &t})
+			f.Classes = append(f.Classes, classFile{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: &t, Tie: k.Tie})
 		}
 	}
 	// Arrays of numbers (Σ, M, a reference pool) on one line each: d²
@@ -310,7 +311,10 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		if k.Threshold == nil {
 			return nil, nil, fmt.Errorf("classes[%d] (label %d): threshold is missing", i, k.Label)
 		}
-		classes = append(classes, ClassThreshold{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold)})
+		if err := checkTie(fmt.Sprintf("classes[%d].tie", i), k.Tie, k.N, k.Rank); err != nil {
+			return nil, nil, err
+		}
+		classes = append(classes, ClassThreshold{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold), Tie: k.Tie})
 	}
 	if c.Mode == Class {
 		if err := checkClasses(classes, alpha, c.Delta); err != nil {
@@ -361,6 +365,15 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	}
 	if r0 != c.Rank {
 		return nil, nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d (mode %v)", c.Rank, c.N, alpha, r0, c.Mode)
+	}
+	if err := checkTie("calibration.tie", c.Tie, c.N, c.Rank); err != nil {
+		return nil, nil, err
+	}
+	if c.Tie != nil && (c.Mode == Class || c.Mode == Pooled) {
+		return nil, nil, fmt.Errorf("calibration.tie given for mode %v (a class set's classes each say their own; a pooled set has no guarantee to qualify)", c.Mode)
+	}
+	if c.Copies < 0 || c.Copies >= c.N {
+		return nil, nil, fmt.Errorf("calibration.copies %d: want 0 ≤ copies < n = %d", c.Copies, c.N)
 	}
 	n, rank := c.N, c.Rank // the threshold's own
 	if o := c.OverAll; o != nil {
@@ -645,6 +658,18 @@ func checkOverAll(c Info, alpha float64) error {
 		case t.Anchors < 1 || t.ClassPairs < 1 || 2*t.ClassPairs > t.Anchors || t.ClassPairs > t.Pairs:
 			return fmt.Errorf("calibration.over_all.trim: %d pairs of %d anchors in class %d: want 1 ≤ pairs ≤ anchors/2, and no more than the %d pairs in all", t.ClassPairs, t.Anchors, t.Class, t.Pairs)
 		}
+	}
+	return nil
+}
+
+// checkTie refuses a tie (field, Info.Tie or a class's) that no threshold
+// of rank r among n scores has: one below the rank or beyond the scores.
+func checkTie(field string, t *Tie, n, r int) error {
+	if t == nil {
+		return nil
+	}
+	if !(t.Below >= 0 && t.Below < r && r < t.AtOrBelow && t.AtOrBelow <= n) {
+		return fmt.Errorf("%s: %d scores below and %d at or below the threshold of rank %d of n = %d: want below < rank < at_or_below ≤ n", field, t.Below, t.AtOrBelow, r, n)
 	}
 	return nil
 }

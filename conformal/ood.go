@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -230,4 +231,66 @@ func (s *Set) CheckOODInputs(b *bundle.Bundle) error {
 		return fmt.Errorf("conformal: %d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, of the bundles the set was fitted on)", m, b.N)
 	}
 	return nil
+}
+
+// DefaultOODAlpha is the level a per-input OOD test judges at unless told
+// otherwise (package ood's DefaultAlpha), the level Warnings speaks of.
+const DefaultOODAlpha = 0.05
+
+// TieWarning says, of a per-input OOD test at level (in words: "α_ood =
+// 0.05") that flags inputs scored above the l-th largest calibration
+// score (ood.Test.FlaggedRank; ⌊α(n+1)⌋ for the marginal test), that the
+// calibration's scores tie there: fewer than l of them — at most four
+// fifths — lie above it, so the test flags about that share of
+// in-distribution inputs, well under its level. Scores of few values
+// (binary or quantised features: the k-th nearest distance a Hamming
+// distance) make it; the guarantee holds, but the test is weak. "" where
+// the ties cost less, or nothing is flagged.
+func (c *OODCalibration) TieWarning(level string, l int) string {
+	n := len(c.Scores)
+	if l < 1 || l > n {
+		return ""
+	}
+	above := c.flagged(l)
+	if float64(above) > 0.8*float64(l) {
+		return ""
+	}
+	v := c.Scores[n-l]
+	distinct := 0
+	for i, s := range c.Scores {
+		if i == 0 || s != c.Scores[i-1] {
+			distinct++
+		}
+	}
+	at := n - above - sort.SearchFloat64s(c.Scores, v)
+	return fmt.Sprintf("the per-input OOD test's %d calibration scores take %d values: at %s it flags only inputs scored above %.6g, and %d of them lie above it (%d at it), so it flags about %.2f%% of in-distribution inputs, not the %.2f%% that scores without ties allow — its p-values move in steps of the ties, not of 1/(n+1); the guarantee (at most α_ood) holds, but the test is weak: features whose scores take more values (float embeddings, not binary or quantised ones), or a larger α_ood, flag more",
+		n, distinct, level, v, above, at, 100*float64(above)/float64(n), 100*float64(l)/float64(n))
+}
+
+// flagged is how many of the calibration inputs a test that flags above
+// the l-th largest score (1 ≤ l ≤ n) flags when each is judged against
+// the others — (1 + #{j ≠ i : s_j ≥ s_i})/(n+1) ≤ l/(n+1) —, the share of
+// in-distribution inputs it flags as the calibration sees it: l without
+// ties at the l-th largest score v, else only those above v.
+func (c *OODCalibration) flagged(l int) int {
+	n := len(c.Scores)
+	v := c.Scores[n-l]
+	if n-l == 0 || c.Scores[n-l-1] < v {
+		return l
+	}
+	return n - sort.SearchFloat64s(c.Scores, math.Nextafter(v, math.Inf(1)))
+}
+
+// FlaggedRankAt is the marginal test's flagged rank at level alpha among
+// n calibration scores, ⌊alpha·(n+1)⌋ (package ood's Test.FlaggedRank for
+// δ = 0), for Warnings' TieWarning at DefaultOODAlpha.
+func FlaggedRankAt(alpha float64, n int) int {
+	j := min(n, max(0, int(math.Floor(alpha*float64(n+1)))))
+	for j < n && float64(j+1)/float64(n+1) <= alpha { // p = j/(n+1) ≤ α, as the test compares it
+		j++
+	}
+	for j > 0 && float64(j)/float64(n+1) > alpha {
+		j--
+	}
+	return j
 }

@@ -316,6 +316,17 @@ func (s *Set) Warnings() []string {
 	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
 		w = append(w, s.rankN(c.N, "the set"))
 	}
+	if c := s.Calibration; c.Mode != Class && c.Tie.material(c.N, c.Rank) {
+		w = append(w, "the threshold "+c.Tie.coverageText(c.N, c.Rank)+"; "+tieRemedy)
+	}
+	if c := s.Calibration; c.Mode == PAC && !math.IsInf(s.Threshold, 1) {
+		if m := pacBelowMarginal(c.N, c.Rank, s.Alpha); m > 0 {
+			w = append(w, pacBelowText("the set", c.N, c.Rank, m, s.Alpha, c.Delta))
+		}
+	}
+	if c := s.Calibration; c.Copies > 0 {
+		w = append(w, CopiesWarning(c.Copies, c.N))
+	}
 	if reason := s.WholeSpaceReason(); reason != "" && s.Calibration.Mode != Class { // a class set's classes decide
 		if c := s.Calibration.Class; c != nil { // one class's set (ForClass, -class): which
 			reason = className(c.Label, c.Name) + ": " + reason
@@ -337,6 +348,10 @@ func (s *Set) Warnings() []string {
 	}
 	if c := s.OOD; c != nil && c.N > 0 && c.N < 19 {
 		w = append(w, OODFewWarning(c))
+	} else if c != nil && c.N > 0 {
+		if t := c.TieWarning(fmt.Sprintf("α_ood = %v", DefaultOODAlpha), FlaggedRankAt(DefaultOODAlpha, c.N)); t != "" {
+			w = append(w, t)
+		}
 	}
 	if s.unchecked && s.Calibrated() {
 		w = append(w, UncheckedWarning)
@@ -681,13 +696,20 @@ const listedClasses = 5
 // tail of classes (449 protein families, 395 of them too small at α =
 // 0.1) made hundreds of lines on every command that read the set.
 func (s *Set) classWarnings() []string {
-	var inf, top []ClassThreshold
+	var inf, top, tied, below []ClassThreshold
+	delta := s.Calibration.Delta
 	for _, c := range s.Classes {
 		switch {
 		case math.IsInf(c.Threshold, 1):
 			inf = append(inf, c)
 		case c.Rank == c.N:
 			top = append(top, c)
+		}
+		if c.Tie.material(c.N, c.Rank) {
+			tied = append(tied, c)
+		}
+		if delta > 0 && !math.IsInf(c.Threshold, 1) && pacBelowMarginal(c.N, c.Rank, s.Alpha) > 0 {
+			below = append(below, c)
 		}
 	}
 	list := func(cs []ClassThreshold) string {
@@ -698,7 +720,6 @@ func (s *Set) classWarnings() []string {
 		return fmt.Sprintf("%s, … %d in all", strings.Join(each, ", "), len(cs))
 	}
 	var w []string
-	delta := s.Calibration.Delta
 	if len(inf) <= listedClasses {
 		for _, c := range inf {
 			w = append(w, fmt.Sprintf("%v: %s", c, (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: delta}).Reason()))
@@ -718,6 +739,21 @@ func (s *Set) classWarnings() []string {
 	} else {
 		w = append(w, fmt.Sprintf("%d classes' thresholds are their largest calibration score (rank n; the guarantee holds, but one outlying score sets each such class's set%s): %s",
 			len(top), s.liftOff(top[0].N), list(top)))
+	}
+	if len(tied) <= listedClasses {
+		for _, c := range tied {
+			w = append(w, fmt.Sprintf("%v: its threshold %s; %s", c, c.Tie.coverageText(c.N, c.Rank), tieRemedy))
+		}
+	} else {
+		w = append(w, fmt.Sprintf("%d classes' thresholds tie other calibration scores of their class, so their sets cover more than their ranks give (%s): %s", len(tied), tieRemedy, list(tied)))
+	}
+	if len(below) <= listedClasses {
+		for _, c := range below {
+			m := pacBelowMarginal(c.N, c.Rank, s.Alpha)
+			w = append(w, pacBelowText(c.String(), c.N, c.Rank, m, s.Alpha, delta))
+		}
+	} else {
+		w = append(w, fmt.Sprintf("%d classes' PAC ranks at δ = %v are below their marginal ranks ⌈(n+1)(1−α)⌉: P(coverage ≥ 1−α) ≥ 1−δ holds for each, but their mean coverage over calibration draws is below 1−α — the marginal guarantee is lost; a δ of 0.1 or less never does this: %s", len(below), delta, list(below)))
 	}
 	return w
 }

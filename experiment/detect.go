@@ -168,6 +168,9 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		if w := d.Test.Warning(); w != "" {
 			warnings = append(warnings, w)
 		}
+		if w := d.Test.TieWarning(set.OOD); near != nil && w != "" {
+			warnings = append(warnings, d.SetName+": "+w)
+		}
 	}
 	if c := set.OOD; c != nil && d.FDR > 0 && near != nil && 1/float64(c.N+1) > d.FDR {
 		// Benjamini–Hochberg flags none when even the smallest p-value

@@ -224,24 +224,46 @@ func (c *CoverageCheck) classNotes() []string {
 		}
 		name, m, se := className(c.LabelNames, k.Label), k.Coverage.Mean, k.Coverage.SE()
 		untied := math.Ceil(float64(k.NCal+1)*(1-c.Alpha)-1e-9) / float64(k.NCal+1)
+		// Ties lift a resplit's coverage by at most 1 − untied, in the
+		// share of resplits that tie: a larger excess is not theirs.
+		lift := k.TiedShare * (1 - untied)
 		switch {
-		case k.Band[1] > 0 && k.TiedShare > 0 && m > untied+2*se:
+		case k.Band[1] > 0 && k.TiedShare > 0 && m > untied+2*se && m-untied <= lift+2*se:
 			where := fmt.Sprintf("above its band [%s, %s] (n = %d), which holds for scores without ties", pct(k.Band[0]), pct(k.Band[1]), k.NCal)
 			if m <= k.Band[1] {
 				where = fmt.Sprintf("above the %s scores without ties give (n = %d; its band [%s, %s])", pct(untied), k.NCal, pct(k.Band[0]), pct(k.Band[1]))
 			}
 			notes = append(notes, fmt.Sprintf("%s: mean %s %s: %s of its resplits' thresholds tie other calibration scores of the class, and a set covers every score equal to its threshold at once",
 				name, pct(m), where, pct(k.TiedShare)))
+		case k.Band[1] > 0 && m > k.Band[1] && se > 0:
+			z := (m - untied) / se
+			ties := ""
+			if k.TiedShare > 0 {
+				ties = fmt.Sprintf("; ties in %s of its resplits can lift it by %s at most", pct(k.TiedShare), pct(lift))
+			}
+			notes = append(notes, fmt.Sprintf("%s: mean %s above its band [%s, %s] (n = %d), %.1f standard errors (%s each, over %d resplits) above the %s scores without ties give: %s%s",
+				name, pct(m), pct(k.Band[0]), pct(k.Band[1]), k.NCal, z, pct(se), k.Coverage.N, pct(untied), mcError(z, len(c.Classes)), ties))
 		case m < 1-c.Alpha && se > 0:
 			z := (1 - c.Alpha - m) / se
-			how := "within the resplits' Monte-Carlo error (more resplits, -resplits, narrow it)"
-			if z > 3 {
-				how = "beyond the resplits' Monte-Carlo error"
-			}
-			notes = append(notes, fmt.Sprintf("%s: mean %s, %.1f standard errors (%s each, over %d resplits) below 1 − α: %s", name, pct(m), z, pct(se), k.Coverage.N, how))
+			notes = append(notes, fmt.Sprintf("%s: mean %s, %.1f standard errors (%s each, over %d resplits) below 1 − α: %s", name, pct(m), z, pct(se), k.Coverage.N, mcError(z, len(c.Classes))))
 		}
 	}
 	return notes
+}
+
+// mcError says whether a class mean z standard errors from what the
+// guarantee gives is within the resplits' Monte-Carlo error: beyond from 3
+// standard errors (among ten classes, one or more pass 2 by chance alone
+// about as often as not).
+func mcError(z float64, classes int) string {
+	if z > 3 {
+		return "beyond the resplits' Monte-Carlo error"
+	}
+	among := ""
+	if classes > 1 {
+		among = fmt.Sprintf("; of %d classes, some stand this far out by chance", classes)
+	}
+	return "within the resplits' Monte-Carlo error (more resplits, -resplits, narrow it" + among + ")"
 }
 
 // WholeSpaceText says which classes' sets are the whole space in every

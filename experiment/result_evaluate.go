@@ -625,8 +625,8 @@ func shiftWhat(e *conformal.Exchangeability) string {
 	level := shiftLevel(e)
 	switch w := e.Worst; {
 	case e.P < level:
-		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s%s",
-			OutsideText(e, "test"), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
+		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %s on average and leave as many with probability %.2g%s%s",
+			OutsideText(e, "test"), expectedText(e), e.P, eachClass(e), otherUnits(e))
 	case w != nil && w.P < level:
 		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)%s",
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes, otherUnits(e))
@@ -646,6 +646,17 @@ func OutsideText(e *conformal.Exchangeability, split string) string {
 		units += fmt.Sprintf(" (of %d found, kept in the classes' shares of anchors)", e.PairsFound)
 	}
 	return fmt.Sprintf("%d of %d %s, %.2f%%", e.Outside, e.Units, units, 100*float64(e.Outside)/float64(e.Units))
+}
+
+// expectedText is the share of exchangeable units a check expects
+// outside: "9.97%", or where the threshold ties calibration scores, "about
+// 4.32% (the threshold ties calibration scores; 9.97% for scores without
+// ties, which the probability takes)".
+func expectedText(e *conformal.Exchangeability) string {
+	if e.Untied == 0 {
+		return fmt.Sprintf("%.2f%%", 100*e.Expected)
+	}
+	return fmt.Sprintf("about %.2f%% (the threshold ties calibration scores; at most %.2f%%, for scores without ties, which the probability takes)", 100*e.Expected, 100*e.Untied)
 }
 
 // otherUnits says, where a check's units are of another kind than the
@@ -682,8 +693,8 @@ func eachClass(e *conformal.Exchangeability) string {
 // outside (OutsideText), against what exchangeable ones give; for a
 // class-conditional set, the least likely class too.
 func ShiftText(e *conformal.Exchangeability, split string) string {
-	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s%s",
-		OutsideText(e, split), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
+	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %s on average, as many or more with probability %.2g%s%s",
+		OutsideText(e, split), expectedText(e), e.P, eachClass(e), otherUnits(e))
 	if w := e.Worst; w != nil {
 		s += fmt.Sprintf("; the least likely class alone, %s: %d of %d (%.2f%%), probability %.2g (its tail times the %d classes)",
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)

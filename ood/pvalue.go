@@ -222,6 +222,24 @@ func (t Test) Check(n int) error {
 	return nil
 }
 
+// TieWarning is what a reader of the test's flags must know where c's
+// scores tie at the level the test flags (conformal.OODCalibration's
+// TieWarning, at the test's FlaggedRank): it flags far fewer
+// in-distribution inputs than its α_ood allows. "" otherwise.
+func (t Test) TieWarning(c *conformal.OODCalibration) string {
+	if c == nil || c.N < 1 {
+		return ""
+	}
+	level := fmt.Sprintf("α_ood = %v", t.Alpha)
+	if t.Delta > 0 {
+		level += fmt.Sprintf(" with δ = %v", t.Delta)
+		if t.Simultaneous {
+			level += " (simultaneous)"
+		}
+	}
+	return c.TieWarning(level, t.FlaggedRank(c.N))
+}
+
 // Warning is what a reader of the test's flags must know of an α_ood
 // above one half, legal but seldom meant: α_ood is the share of
 // in-distribution inputs the test may flag, and α_ood = 0.95 flags up to

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/internal/race"
 )
 
@@ -610,4 +611,36 @@ func TestMonitorJumpers(t *testing.T) {
 		t.Errorf("%.3f of %d exchangeable streams of %d alarmed, want ≤ %v", share, streams, length, delta)
 	}
 	t.Logf("%d of %d exchangeable streams of %d alarmed at δ = %v", alarms, streams, length, delta)
+}
+
+// TestTieWarning: a test whose calibration scores tie where it flags says
+// so at its own level (with δ too); untied scores say nothing.
+func TestTieWarning(t *testing.T) {
+	tied := make([]float64, 999)
+	for i := range tied {
+		tied[i] = float64(min(6, i/100))
+	}
+	untied := make([]float64, 999)
+	for i := range untied {
+		untied[i] = float64(i)
+	}
+	for _, c := range []struct {
+		scores []float64
+		test   Test
+		want   string
+	}{
+		{tied, Test{Alpha: 0.05}, "at α_ood = 0.05 it flags only inputs scored above 6, and 0 of them lie above it (399 at it), so it flags about 0.00%"},
+		{tied, Test{Alpha: 0.1, Delta: 0.1}, "at α_ood = 0.1 with δ = 0.1 it flags"},
+		{untied, Test{Alpha: 0.05}, ""},
+		{untied, Test{Alpha: 0.1, Delta: 0.1, Simultaneous: true}, ""},
+	} {
+		cal, err := conformal.NewOODCalibration(1, c.scores, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := c.test.TieWarning(cal)
+		if c.want == "" && w != "" || c.want != "" && !strings.Contains(w, c.want) {
+			t.Errorf("%+v: %q, want %q", c.test, w, c.want)
+		}
+	}
 }

@@ -247,8 +247,12 @@ func runCalibrate(ctx context.Context, o calibrateOptions, out *output) error {
 	}
 	if c := set.OOD; c != nil {
 		n1 := float64(c.N + 1)
-		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g, in steps of 1/(n+1): α_ood = 0.05 flags at most ⌊0.05·(n+1)⌋/(n+1) = %.4g of in-distribution inputs\n",
-			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/n1, math.Floor(0.05*n1)/n1)
+		steps := "in steps of 1/(n+1)"
+		if c.TieWarning("", conformal.FlaggedRankAt(conformal.DefaultOODAlpha, c.N)) != "" {
+			steps = "in steps of 1/(n+1) for scores without ties (these tie: below)"
+		}
+		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g, %s: α_ood = 0.05 flags at most ⌊0.05·(n+1)⌋/(n+1) = %.4g of in-distribution inputs\n",
+			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/n1, steps, math.Floor(0.05*n1)/n1)
 	}
 	for _, w := range set.CalibrateWarnings() {
 		out.warn(w)
