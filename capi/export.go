@@ -1140,6 +1140,24 @@ func ccs_set_ood_known(h C.uintptr_t, points *C.ccs_array, out **C.char, errOut 
 	})
 }
 
+// ccs_set_ood_tie writes what set h's per-input OOD test at opts' level
+// (alpha_ood, delta, simultaneous) must say where its calibration scores
+// tie where it flags (ood.Test.TieWarning: it flags far fewer
+// in-distribution inputs than α_ood allows), "" otherwise: Set.ood warns
+// it as ccs ood and ccs serve's /ood do.
+//
+//export ccs_set_ood_tie
+func ccs_set_ood_tie(h C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
+	return onHandle(h, errOut, func(o *setObj) error {
+		var opt oodOptions
+		if err := options(opts, &opt); err != nil {
+			return err
+		}
+		cString(out, []byte(oodTie(o, opt)))
+		return nil
+	})
+}
+
 // setSummary is what ccs_set_summary writes: the few fields of a set the
 // Python package reads on every call, without its parameters (the set
 // file's JSON of a 256-dimensional single-norm is 1.5 MB: 88 ms to write

@@ -209,6 +209,21 @@ type oodCache struct {
 	pool     *bundle.RowIndex
 }
 
+// oodTie is ccs_set_ood_tie: the warning of a per-input OOD test at
+// opt's level whose calibration scores tie where it flags
+// (ood.Test.TieWarning), or "" (none, or a level the test refuses, which
+// ccs_set_ood says).
+func oodTie(o *setObj, opt oodOptions) string {
+	test := ood.Test{Alpha: ood.DefaultAlpha, Delta: opt.Delta, Simultaneous: opt.Simultaneous}
+	if opt.Alpha != nil {
+		test.Alpha = *opt.Alpha
+	}
+	if o.s.OOD == nil || test.Check(o.s.OOD.N) != nil {
+		return ""
+	}
+	return test.TieWarning(o.s.OOD)
+}
+
 // oodKnown is ccs_set_ood_known: the warning of the points (finite rows
 // of the set's dimension, as Set.ood checked them) that are rows of the
 // set's reference pool or match the filter of its OOD calibration's

@@ -350,7 +350,11 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	out.raw("monitor", head["monitor"])
-	if msg := ood.KnownWarning(pooled, calibrated, m, true); msg != "" {
+	msg := ood.KnownWarning(pooled, calibrated, m, true)
+	if tie := test.TieWarning(set.OOD); tie != "" { // the set's scores tie where the test flags
+		msg = strings.TrimPrefix(msg+"; "+tie, "; ")
+	}
+	if msg != "" {
 		warn, err := fields("warning", msg)
 		if err != nil {
 			return err

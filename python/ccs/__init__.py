@@ -2266,6 +2266,10 @@ class Set(_Handle):
              flag.ctypes.data_as(POINTER(c_uint8)), bh.ctypes.data_as(POINTER(c_uint8)),
              marginal.ctypes.data_as(POINTER(c_double)) if marginal is not None else None, m)
         out = {"score": score, "p_value": pv, "ood": flag}
+        tie = call_string(lib.ccs_set_ood_tie, self._handle(),
+                          options(alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous))
+        if tie:  # the calibration's scores tie where the test flags: it flags far fewer than alpha_ood
+            _warn([tie])
         if m:  # rows of the pool, or inputs the OOD test was calibrated on: said, as ccs serve's /ood says them
             known = call_string(lib.ccs_set_ood_known, self._handle(), lent.ref(p, "points"))
             if known:

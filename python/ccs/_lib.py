@@ -16,7 +16,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, 
 
 import numpy as np
 
-ABI_VERSION = 14
+ABI_VERSION = 15
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
@@ -102,6 +102,7 @@ _SIGNATURES = {
     "ccs_collection_transform": [c_handle, c_handle, c_int64],
     "ccs_collection_prepare": [c_handle, POINTER(c_int64)],
     "ccs_set_ood_known": [c_handle, _A, _S],
+    "ccs_set_ood_tie": [c_handle, c_char_p, _S],
     "ccs_collection_rows": [c_handle, c_void_p, c_int64],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
     "ccs_set_retrieve_many": [c_handle, c_handle, _A, c_int64, POINTER(Hits), c_int64, c_handle],
