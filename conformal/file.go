@@ -113,7 +113,11 @@ type threshold = jsonfloat.Float
 
 // WriteJSON writes the set as an indented, versioned JSON document, each
 // array of numbers on one line, its checksum last (ReadJSON refuses the
-// file changed after).
+// file changed after). It refuses, writing nothing, a set ReadJSON would
+// refuse: fields changed in memory after calibration that contradict each
+// other (an Alpha its rank was not taken at). The checksum is of the bytes
+// written: a threshold changed in memory before them is not the one its
+// calibration gave, and nothing can tell.
 func (s *Set) WriteJSON(w io.Writer) error { return s.writeJSON(w, true) }
 
 // EmbedJSON is WriteJSON without the checksum, for a document that embeds
@@ -122,6 +126,9 @@ func (s *Set) WriteJSON(w io.Writer) error { return s.writeJSON(w, true) }
 func (s *Set) EmbedJSON(w io.Writer) error { return s.writeJSON(w, false) }
 
 func (s *Set) writeJSON(w io.Writer, sum bool) error {
+	if err := s.hasGeometry(); err != nil {
+		return err
+	}
 	unshifted, shift := geometry.Unshift(s.Geometry)
 	g, h := head.Split(unshifted)
 	spec, err := geometry.Encode(g)
@@ -155,6 +162,11 @@ func (s *Set) writeJSON(w io.Writer, sum bool) error {
 	if sum {
 		if out, err = withChecksum(out); err != nil {
 			return err
+		}
+		// What Load would refuse is refused here, in the program that
+		// made it, not at the next start of a service that reads it.
+		if _, err := readJSON(bytes.NewReader(out)); err != nil {
+			return fmt.Errorf("conformal: the set would not load again: %w (fields changed after calibration?)", err)
 		}
 	}
 	_, err = w.Write(out)

@@ -459,6 +459,12 @@ func AlphaWarning(alpha float64) string {
 // ErrNotCalibrated; embeddings of another dimension, or with a NaN or
 // infinite coordinate, are an error.
 func (s *Set) Contains(anchor, point []float32, label *int64) (bool, error) {
+	if !s.Calibrated() {
+		return false, ErrNotCalibrated
+	}
+	if err := s.hasGeometry(); err != nil {
+		return false, err
+	}
 	d := s.Geometry.Dim()
 	if len(point) != d {
 		return false, DimErrorf("point", []int{len(point)}, d, "conformal: a point of %d values, the set's dimension is %d", len(point), d)
@@ -524,6 +530,9 @@ func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]boo
 // of the set's dimension, the anchor finite, and of unit norm where the
 // set's calibration was; it returns the number of points.
 func (s *Set) checkQuery(anchor, points []float32) (int, error) {
+	if err := s.hasGeometry(); err != nil {
+		return 0, err
+	}
 	d := s.Geometry.Dim()
 	if len(anchor) != d {
 		return 0, DimErrorf("anchor", []int{len(anchor)}, d, "conformal: an anchor of %d values, the set's dimension is %d", len(anchor), d)
@@ -546,6 +555,15 @@ func (s *Set) checkQuery(anchor, points []float32) (int, error) {
 		return 0, fmt.Errorf("conformal: %w", err)
 	}
 	return n, nil
+}
+
+// hasGeometry refuses a set without a geometry (a zero Set, one whose
+// load or calibration failed), which every score needs.
+func (s *Set) hasGeometry() error {
+	if s == nil || s.Geometry == nil {
+		return errors.New("conformal: the set has no geometry (a zero Set: calibrate or load one)")
+	}
+	return nil
 }
 
 // Scores writes into dst (allocated when nil) the score φ(anchor − point)

@@ -27,7 +27,9 @@ import (
 // spread out the evaluated sample is, so it compares one sample with
 // another rather than one input with the training distribution.
 func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
-	if err := checkSet(s, b.D); err != nil {
+	if err := checkSet(s, b.D); errors.Is(err, conformal.ErrDimension) {
+		return nil, conformal.DimErrorf("bundle", []int{b.N, b.D}, s.Geometry.Dim(), "ood: the set has dimension %d, the embeddings %d (the bundle's)", s.Geometry.Dim(), b.D)
+	} else if err != nil {
 		return nil, err
 	}
 	if err := checkRows(s, "anchor", "anchors", b.Anchors); err != nil { // as Nearest.Scores, ccs ood's CheckBundleNorms

@@ -169,7 +169,7 @@ type Conformal struct {
 // NewConformal builds the test a set file holds (its reference pool and
 // its OOD calibration) at level test, refusing a level the calibration
 // cannot reach; a zero test leaves the level to With (a service that takes
-// it from each request).
+// it from each request), and Answer refuses it (ErrNoLevel) until then.
 func NewConformal(s *conformal.Set, test Test) (*Conformal, error) {
 	if s == nil {
 		return nil, errors.New("ood: no set (nil)")

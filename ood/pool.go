@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
@@ -93,7 +94,7 @@ type Pool struct {
 func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 	d := g.Dim()
 	if len(rows) == 0 || len(rows)%d != 0 {
-		return nil, fmt.Errorf("ood: %d pool values are not a positive number of rows of dimension %d", len(rows), d)
+		return nil, conformal.DimensionErrorf("ood: %d pool values are not a positive number of rows of dimension %d", len(rows), d)
 	}
 	for i, v := range rows {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {

@@ -3,6 +3,7 @@ package ood
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -239,6 +240,11 @@ func FDPPower(id, ood []float64, q float64) (fdp, power float64, err error) {
 	return fdp, float64(len(flagged)-falses) / float64(len(ood)), nil
 }
 
+// ErrNoLevel is Answer's error for a test without a level (α_ood = 0: a
+// zero Test, which NewConformal takes to leave the level to With), which
+// would flag no input.
+var ErrNoLevel = errors.New("ood: the test has no level (α_ood = 0 flags no input): give NewConformal a Test{Alpha: ood.DefaultAlpha} (or another α_ood), or answer with c.With(test)")
+
 // With is the test c at another level: the same score and calibration,
 // refusing a level the calibration cannot reach.
 func (c *Conformal) With(test Test) (*Conformal, error) {
@@ -273,6 +279,11 @@ const chunk = 1024
 // unit-norm embeddings: a *conformal.NormError), naming the query by its
 // row in queries.
 func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) (*Answer, error) {
+	if c.Test.Alpha == 0 {
+		// A zero Test, which NewConformal takes to leave the level to
+		// With: at α_ood = 0 no input would ever be flagged.
+		return nil, ErrNoLevel
+	}
 	d := c.Score.pool.d
 	if err := checkRows(c.Score.set, "query", "queries", queries); err != nil {
 		return nil, err

@@ -791,6 +791,11 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 	}
 	for i := range m {
 		if err := CheckQuery(check, anchors[i*d:(i+1)*d], d); err != nil {
+			if ne := (*conformal.NormError)(nil); errors.As(err, &ne) {
+				at := *ne // the anchor's row of the batch, not of its one row
+				at.Row = i
+				return nil, nil, nil, fmt.Errorf("anchor %d: retrieve: the anchor: %w", i, &at)
+			}
 			return nil, nil, nil, fmt.Errorf("anchor %d: %w", i, err)
 		}
 	}
