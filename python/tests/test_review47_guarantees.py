@@ -175,3 +175,27 @@ def test_review47_duplicate_calibration_units_are_not_warned():
         s = ccs.calibrate("ball", b, alpha=0.1)
     said = [str(x.message) for x in w] + list(s.warnings)
     assert any("cop" in m or "duplicate" in m for m in said), f"30 of 60 calibration units are copies; said: {said}"
+
+
+def test_review47_ood_tie_said_at_the_level_asked():
+    """Set.ood at another level than 0.05 says what the tie makes of that
+    level (the set's own warning speaks of 0.05); untied scores say
+    nothing."""
+    d = 32
+    rng = np.random.default_rng(3)
+    feats = lambda m: (rng.random((m, d)) < 0.5).astype(np.float32)
+    a, p, neg = _binary_bundle(rng, 300)
+    s = ccs.calibrate("ball", ccs.Bundle(a, p, neg), alpha=0.1, reference=feats(2000), ood_cal=feats(999))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s.ood(feats(10), alpha_ood=0.1)
+    assert any("at α_ood = 0.1 it flags only" in str(x.message) for x in w), [str(x.message) for x in w]
+    g = rng.normal(size=(300, 8)).astype(np.float32)
+    u = ccs.calibrate("ball", ccs.Bundle(g, (g[:, None, :] + 0.1 * rng.normal(size=(300, 1, 8))).astype(np.float32),
+                                         rng.normal(size=(300, 1, 8)).astype(np.float32)),
+                      alpha=0.1, reference=rng.normal(size=(500, 8)).astype(np.float32),
+                      ood_cal=rng.normal(size=(400, 8)).astype(np.float32))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        u.ood(rng.normal(size=(10, 8)).astype(np.float32), alpha_ood=0.1)
+    assert not any("flags only" in str(x.message) for x in w), [str(x.message) for x in w]
