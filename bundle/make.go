@@ -1676,8 +1676,8 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 			if short > 1 {
 				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %s", short, cfg.class(smallest), counted(len(byClass[smallest]), "item"))
 			}
-			more += fmt.Sprintf(" (-k %d keeps them all, in every split)", kAll)
-			fix := fmt.Sprintf("lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", m-1)
+			more += fmt.Sprintf(" (k = %d keeps them all, in every split)", kAll)
+			fix := fmt.Sprintf("lower k (-k; k= in Python), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", m-1)
 			if alike := alikeNames(cfg.LabelNames); alike != "" {
 				// A spelling split a label in two: the likelier cause, which
 				// a lower k would hide ("boot " beside "boot", 9 items).
@@ -2814,7 +2814,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 		for _, q := range qs {
 			if len(relevant[q]) < cfg.K && !cfg.AllowFewer {
-				return nil, fmt.Errorf("bundle: %s has %s, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), counted(len(relevant[q]), "relevant row"), cfg.K)
+				return nil, fmt.Errorf("bundle: %s has %s, too few for k = %d positives: lower k (-k; k= in Python), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), counted(len(relevant[q]), "relevant row"), cfg.K)
 			}
 		}
 		if items.N-len(ood)-1 < cfg.KNeg {

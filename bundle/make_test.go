@@ -343,11 +343,11 @@ func TestMakeErrors(t *testing.T) {
 		{"a label split by its spelling", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit, LabelNames: spelled},
 			`bundle: perhaps the cause — labels: names differ only by case or by spaces around them ("sports" and "Sports"): each is a label of its own`},
 		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives per anchor (another of its class); 2 classes are short of it there, the smallest class "},
-		{"k the fit split allows and val not", Items{N: 200, Labels: labels}, MakeConfig{K: 30, Split: testSplit}, "(-k 9 keeps them all, in every split): lower k"},
+		{"k the fit split allows and val not", Items{N: 200, Labels: labels}, MakeConfig{K: 30, Split: testSplit}, "(k = 9 keeps them all, in every split): lower k"},
 		// Names alike but for case or spaces: the likelier cause, before
 		// the lower k that would hide it.
 		{"k too large for a label split by its spelling", Items{N: 200, Labels: labels}, MakeConfig{K: 30, Split: testSplit, LabelNames: spelled},
-			`(-k 9 keeps them all, in every split): perhaps the cause — labels: names differ only by case or by spaces around them ("sports" and "Sports"): each is a label of its own, its rows apart from the other's; if they mean one label, write them alike first (labels.str.strip().str.lower() in pandas, np.char.lower(np.char.strip(labels)) in NumPy); otherwise lower k`},
+			`(k = 9 keeps them all, in every split): perhaps the cause — labels: names differ only by case or by spaces around them ("sports" and "Sports"): each is a label of its own, its rows apart from the other's; if they mean one label, write them alike first (labels.str.strip().str.lower() in pandas, np.char.lower(np.char.strip(labels)) in NumPy); otherwise lower k`},
 		{"labels as fine as groups", Items{N: 300, Groups: identities(300), Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: the 42 groups are split label by label, and no label has enough of them for its share 0.1 (the most a label has: 1). Labels here are classes of whole groups"},
 		{"few groups", Items{N: 8, Groups: []int64{0, 0, 1, 1, 2, 2, 3, 3}}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: 4 groups are too few for its share 0.1"},
 		{"pairs counted from 1", Items{N: 5, Queries: 3, Pairs: [][2]int{{1, 1}, {2, 5}, {3, 2}}}, MakeConfig{K: 1, Split: testSplit}, "bundle: pair 1 names row 5, there are 5 rows of embeddings (2 of the 3 pairs name a query or row out of range; queries 1 … 3, rows 1 … 5: ids counted from 1? Rows are numbered from 0: give pairs − 1)"},

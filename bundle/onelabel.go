@@ -79,7 +79,7 @@ func (items Items) oneLabel(cfg MakeConfig) (Items, int, error) {
 	case rows < 2:
 		return items, rows, fmt.Errorf("bundle: %s is carried by %s of %d: a row's positives are the other rows carrying it, and its bundles need two at least (one a split they make, more for k positives each)", o, counted(rows, "row"), len(items.LabelSets))
 	case rows-1 < cfg.K && !cfg.AllowFewer:
-		return items, rows, fmt.Errorf("bundle: %s is carried by %d of %d rows: each has the %d others as its positives, too few for k = %d: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", o, rows, len(items.LabelSets), rows-1, cfg.K)
+		return items, rows, fmt.Errorf("bundle: %s is carried by %d of %d rows: each has the %d others as its positives, too few for k = %d: lower k (-k; k= in Python), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", o, rows, len(items.LabelSets), rows-1, cfg.K)
 	case len(items.LabelSets)-rows < kneg:
 		return items, rows, fmt.Errorf("bundle: %s is carried by %d of %d rows: a query's negatives are the rows that do not carry it, %d, too few for kneg = %d", o, rows, len(items.LabelSets), len(items.LabelSets)-rows, kneg)
 	}

@@ -11,14 +11,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
 	"github.com/ccsets/ccs/internal/jsonindent"
 	"github.com/ccsets/ccs/report"
+	"github.com/ccsets/ccs/train"
 )
 
 // compareOptions are ccs.compare's keywords: ccs compare's flags, its
@@ -77,6 +80,16 @@ type compareReport struct {
 	Done  int    `json:"done"`
 	Total int    `json:"total"`
 	What  string `json:"what"`
+	// Within a learned row's cell, each epoch (a cell trains for minutes
+	// on a large split: an InfoNCE row's 2–3 minutes on 20 000 × 256,
+	// between two reports of cells done): the row, the seed, the epoch of
+	// max_epochs and its validation exclusion, as ccs compare's progress
+	// line says them; What says them too.
+	Row          string   `json:"row,omitempty"`
+	Seed         *uint64  `json:"seed,omitempty"`
+	Epoch        *int     `json:"epoch,omitempty"`
+	MaxEpochs    int      `json:"max_epochs,omitempty"`
+	ValExclusion *float64 `json:"val_exclusion,omitempty"`
 }
 
 // startCompare checks the keywords and the bundles, then compares the set
@@ -194,7 +207,22 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		cfg.OutDir = filepath.Join(o.Out, "sets", "compare")
 	}
 	return startJob("compare", func(ctx context.Context, j *job) error {
+		var mu sync.Mutex // the cells done so far, which an epoch's report repeats
+		var cells compareReport
+		cfg.Epochs = func(row string, seed uint64, p train.Progress) {
+			if p.Done || p.Epoch == 0 {
+				return
+			}
+			mu.Lock()
+			r := compareReport{Done: cells.Done, Total: cells.Total, Row: row, Seed: &seed, Epoch: &p.Epoch, MaxEpochs: p.MaxEpochs, ValExclusion: &p.ValExclusion}
+			mu.Unlock()
+			r.What = fmt.Sprintf("seed %d, %s: epoch %d/%d, validation exclusion %.1f%%", seed, row, p.Epoch, p.MaxEpochs, 100*p.ValExclusion)
+			j.report(r)
+		}
 		t, err := experiment.Compare(ctx, data, cfg, methods, func(done, total int, what string) {
+			mu.Lock()
+			cells.Done, cells.Total = done, total
+			mu.Unlock()
 			j.report(compareReport{Done: done, Total: total, What: what})
 		})
 		if err != nil {
@@ -328,6 +356,37 @@ func documentText(doc []byte) (string, error) {
 
 // writeReport is ccs report on documents given as JSON (each what a
 // command's -json or ccs.compare wrote): one self-contained HTML page.
+// writePlots is ccs.plot: the figures of docs (JSON result documents),
+// as PNG and SVG files in dir, as ccs plot writes them; the files'
+// paths. Every figure is drawn before any is written.
+func writePlots(dir string, docs [][]byte) ([]string, error) {
+	var ds []*experiment.Document
+	var names []string
+	for i, b := range docs {
+		d, err := experiment.ReadDocument(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("plot: result %d: %w", i, err)
+		}
+		ds, names = append(ds, d), append(names, fmt.Sprintf("result %d", i))
+	}
+	if len(ds) == 0 {
+		return nil, fmt.Errorf("plot: no results")
+	}
+	all, err := experiment.DrawFigures(ds, names)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for i, figs := range all {
+		f, err := figure.Write(dir, figs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
+		}
+		files = append(files, f...)
+	}
+	return files, nil
+}
+
 func writeReport(w io.Writer, title string, docs [][]byte) error {
 	var ds []*experiment.Document
 	for i, b := range docs {

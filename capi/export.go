@@ -543,6 +543,29 @@ func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 	})
 }
 
+// ccs_plot writes the figures of docs (a JSON array of result
+// documents) as PNG and SVG files in the directory path, as ccs plot
+// does, and the files' paths (a JSON array) in out.
+//
+//export ccs_plot
+func ccs_plot(docs, path *C.char, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		var list []json.RawMessage
+		if err := json.Unmarshal([]byte(C.GoString(docs)), &list); err != nil {
+			return fmt.Errorf("plot: the results: %w", err)
+		}
+		bs := make([][]byte, len(list))
+		for i, d := range list {
+			bs[i] = d
+		}
+		files, err := writePlots(C.GoString(path), bs)
+		if err != nil {
+			return err
+		}
+		return jsonOut(out, files)
+	})
+}
+
 //export ccs_job_wait
 func ccs_job_wait(h C.uintptr_t, timeoutMS C.int64_t, finished *C.int, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(j *job) error {
@@ -1170,6 +1193,15 @@ type setSummary struct {
 	Threshold  *jsonfloat.Float `json:"threshold,omitempty"`
 	UnitNorm   bool             `json:"unit_norm"`
 	Head       bool             `json:"head"` // scored through a projection head
+	// Mode is the calibration's mode ("one-per-anchor", "pac", "class",
+	// "pooled"), with PAC's δ; for a class-conditional set, Classes is how
+	// many classes it has and Lowest and Highest the range of their
+	// thresholds, which decide (Threshold, over all classes, does not).
+	Mode    string           `json:"mode,omitempty"`
+	Delta   float64          `json:"delta,omitempty"`
+	Classes int              `json:"classes,omitempty"`
+	Lowest  *jsonfloat.Float `json:"lowest,omitempty"`
+	Highest *jsonfloat.Float `json:"highest,omitempty"`
 }
 
 // ccs_set_summary writes set h's setSummary as JSON.
@@ -1183,6 +1215,16 @@ func ccs_set_summary(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 		if sum.Calibrated {
 			a, q := s.Alpha, jsonfloat.Float(s.Threshold)
 			sum.Alpha, sum.Threshold = &a, &q
+			sum.Mode, sum.Delta, sum.Classes = s.Calibration.Mode.String(), s.Calibration.Delta, len(s.Classes)
+			for _, c := range s.Classes {
+				t := jsonfloat.Float(c.Threshold)
+				if sum.Lowest == nil || t < *sum.Lowest {
+					sum.Lowest = &t
+				}
+				if sum.Highest == nil || t > *sum.Highest {
+					sum.Highest = &t
+				}
+			}
 		}
 		b, err := json.Marshal(sum)
 		if err != nil {

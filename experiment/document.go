@@ -163,3 +163,31 @@ func (d *Document) Figures() ([]*figure.Figure, error) {
 	}
 	return figs, nil
 }
+
+// DrawFigures draws every figure of docs (named names in messages) before
+// any is written — a bad second document must not leave the first's
+// figures behind — and names them as ccs plot and the report do: two
+// documents of one kind draw figures of the same names, the second's
+// NAME-2. It returns each document's figures, in order, and an error
+// where none has any (results of an older ccs, without curves).
+func DrawFigures(docs []*Document, names []string) ([][]*figure.Figure, error) {
+	seen := map[string]int{}
+	out := make([][]*figure.Figure, len(docs))
+	n := 0
+	for i, doc := range docs {
+		figs, err := doc.Figures()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
+		}
+		for _, fig := range figs {
+			if seen[fig.Name]++; seen[fig.Name] > 1 {
+				fig.Name = fmt.Sprintf("%s-%d", fig.Name, seen[fig.Name])
+			}
+		}
+		out[i], n = figs, n+len(figs)
+	}
+	if n == 0 {
+		return nil, errors.New("plot: the results have nothing to draw (no curves: results of an older ccs?)")
+	}
+	return out, nil
+}

@@ -142,7 +142,7 @@ func (c Config) Validate() error {
 	case c.BatchSize < 1:
 		return fmt.Errorf("train: batch size %d < 1", c.BatchSize)
 	case c.MaxEpochs < 1:
-		return fmt.Errorf("train: max epochs %d < 1", c.MaxEpochs)
+		return fmt.Errorf("train: max epochs %d: want at least 1 (Config.MaxEpochs; -epochs; epochs= in Python)", c.MaxEpochs)
 	case c.Patience < 1:
 		return fmt.Errorf("train: patience %d < 1", c.Patience)
 	case math.IsNaN(c.ClipNorm) || c.ClipNorm == 0:

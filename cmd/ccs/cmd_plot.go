@@ -38,54 +38,33 @@ func runPlot(_ context.Context, o plotOptions, out *output) error {
 	if len(o.Files) == 0 {
 		return usagef("plot: no result file given")
 	}
-	// Every document read and its figures made before any is written: a
-	// bad second file left the first's figures behind, and a rerun into
-	// the directory mixed old and new.
-	type drawn struct {
-		file string
-		figs []*figure.Figure
-	}
-	var all []drawn
-	seen := map[string]int{} // figure names drawn, and how often
+	var docs []*experiment.Document
 	for _, f := range o.Files {
 		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
-			docs, _ := filepath.Glob(filepath.Join(f, "*.json"))
-			if docs == nil {
+			found, _ := filepath.Glob(filepath.Join(f, "*.json"))
+			if found == nil {
 				return usagef("plot: %s is a directory, and holds no .json document: give result documents (-json's or -out's files)", f)
 			}
-			return usagef("plot: %s is a directory: give the result documents in it (%s)", f, strings.Join(docs, " "))
+			return usagef("plot: %s is a directory: give the result documents in it (%s)", f, strings.Join(found, " "))
 		}
 		doc, err := experiment.LoadDocument(f)
 		if err != nil {
 			return err
 		}
-		figs, err := doc.Figures()
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		// Two results of one kind (two evaluations, say) draw figures of
-		// the same names: the second's are NAME-2, as the report's
-		// sections.
-		for _, fig := range figs {
-			if seen[fig.Name]++; seen[fig.Name] > 1 {
-				fig.Name = fmt.Sprintf("%s-%d", fig.Name, seen[fig.Name])
-			}
-		}
-		all = append(all, drawn{f, figs})
+		docs = append(docs, doc)
 	}
-	n := 0
-	for _, d := range all {
-		files, err := figure.Write(o.Out, d.figs)
+	all, err := experiment.DrawFigures(docs, o.Files)
+	if err != nil {
+		return err
+	}
+	for i, figs := range all {
+		files, err := figure.Write(o.Out, figs)
 		if err != nil {
-			return fmt.Errorf("%s: %w", d.file, err)
+			return fmt.Errorf("%s: %w", o.Files[i], err)
 		}
 		for _, p := range files {
 			fmt.Fprintln(out.stdout, p)
 		}
-		n += len(files)
-	}
-	if n == 0 {
-		return fmt.Errorf("plot: the results have nothing to draw (no curves: results of an older ccs?)")
 	}
 	return nil
 }

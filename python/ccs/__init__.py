@@ -60,6 +60,7 @@ __all__ = [
     "compare",
     "fit",
     "ood_detection",
+    "plot",
     "report",
     "serve",
     "simulate",
@@ -81,6 +82,15 @@ _FLAG_KEYWORDS = {"db": "collection", "data": "the bundles, the first argument",
                   "seed": "seeds", "weight-decay": "weight_decay"}
 
 
+#: The command line's flags that are no keyword in Python, and what does
+#: their work here.
+_FLAG_ELSEWHERE = {"plots": "ccs.plot(result, DIR) draws the figures as PNG and SVG files, as -plots does "
+                            "(ccs.report(result, PATH) a page with them)",
+                   "quiet": "progress=None, the default, is quiet (-quiet's work); warnings are CCSWarnings, "
+                            "which warnings.simplefilter(\"ignore\", ccs.CCSWarning) silences",
+                   "json": "the result is the document (Comparison.document, .records(), .save(PATH))"}
+
+
 # _THREAD_KEYWORDS are what other libraries take for their threads
 # (scikit-learn's n_jobs, …), which ccs.threads sets for every call.
 _THREAD_KEYWORDS = {"threads", "n_jobs", "n_threads", "num_threads", "nthreads", "jobs", "workers", "num_workers", "cores"}
@@ -97,6 +107,8 @@ def _unknown_keywords(what, flags, fn):
     if k.lower() in _THREAD_KEYWORDS and k not in names:
         raise TypeError(f"{what}: unexpected keyword {k}=: the engine's threads are set once for every call, "
                         f"with ccs.threads(n) (by default every CPU this process may use)")
+    if k in _FLAG_ELSEWHERE and k not in names:
+        raise TypeError(f"{what}: unexpected keyword {k}=: {_FLAG_ELSEWHERE[k]}")
     meant = _FLAG_KEYWORDS.get(k.replace("_", "-"))
     if meant not in names and (meant is None or " " not in meant or "data" not in names and "bundles" not in names):
         # 0.5, not difflib's 0.6: alpah= is alpha_ood='s (0.57)
@@ -928,7 +940,9 @@ def _bundle_of(b, what):
 class _Progress:
     """Sends a job's progress reports to a callable (each report, a dict)
     or to a tqdm-like object: a fit's by epochs (total = max epochs), a
-    comparison's by (row, seed) cells (total = rows times seeds), an OOD
+    comparison's by (row, seed) cells (total = rows times seeds; within a
+    learned row's cell each epoch's report keeps the count and says the
+    epoch in what, the bar's postfix), an OOD
     detection's part by part ("part": CIDER's epochs, each k-NN search's
     inputs, the baselines done), the bar reset at each."""
 
@@ -944,7 +958,7 @@ class _Progress:
             if callable(t):
                 t(r)
                 continue
-            fit = "epoch" in r
+            fit = "epoch" in r and "total" not in r  # a comparison's epoch reports keep its cells' count
             total, step = (r["max_epochs"], r["epoch"]) if fit else (r["total"], r["done"])
             if r.get("part", self.part) != self.part:
                 # ood_detection's parts (CIDER's epochs, each k-NN
@@ -1256,8 +1270,9 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     called again computes only the cells missing, every set in out/sets/compare, the document in
     out/compare.json (ccs report -in out reads it). sets: instead of out, a
     directory keeping only the sets (sets/seed-S/NAME.json). progress: a
-    callable, given a dict after each (row, seed) cell (done, total, what),
-    or a tqdm bar. collection: a ccs.Collection, a collection file or an
+    callable, given a dict after each (row, seed) cell (done, total, what)
+    and within a learned row's cell after each epoch (with row, seed, epoch,
+    max_epochs and val_exclusion too), or a tqdm bar. collection: a ccs.Collection, a collection file or an
     (n, d) array of your corpus, as ccs compare -db: a Size column, the mean
     number of its items each row's sets hold around the test split's first
     size_anchors anchors (1000 by default; 0: all).
@@ -1584,18 +1599,16 @@ def _unfloat(v):
     return v
 
 
-@_keywords
-def report(results, path, *, title=None):
-    """Writes one self-contained HTML page of results, as ccs report does:
-    each a Comparison, a JSON document's path (ccs compare -json, ccs
-    reproduce -json, …), its text or a Comparison's .document (a dict);
-    one of them alone may be given as it is."""
+def _documents(results, what):
+    """The JSON text of results — each a Comparison, a JSON document's
+    path, its text or a Comparison's .document (a dict); one alone as it
+    is — as a JSON array, for report and plot."""
     if isinstance(results, (Comparison, str, os.PathLike)) or isinstance(results, dict) and "kind" in results:
         results = [results]
     if isinstance(results, (dict, bytes)) or not hasattr(results, "__iter__"):
-        what = "a dict of " + type(next(iter(results.values()))).__name__ + "s" if isinstance(results, dict) and results else type(results).__name__
-        raise TypeError(f"report: results: want a Comparison, a JSON document (its text, its path, or a "
-                        f"Comparison's .document) or a list of them, got {what}")
+        got = "a dict of " + type(next(iter(results.values()))).__name__ + "s" if isinstance(results, dict) and results else type(results).__name__
+        raise TypeError(f"{what}: results: want a Comparison, a JSON document (its text, its path, or a "
+                        f"Comparison's .document) or a list of them, got {got}")
     docs = []
     for r in results:
         if isinstance(r, Comparison):
@@ -1608,8 +1621,27 @@ def report(results, path, *, title=None):
         elif isinstance(r, str):
             docs.append(r)
         else:
-            raise TypeError(f"report: want Comparisons, JSON documents or their paths, got {type(r).__name__}")
-    call(lib.ccs_report, ("[" + ",".join(docs) + "]").encode(), (title or "").encode(), _path(path))
+            raise TypeError(f"{what}: want Comparisons, JSON documents or their paths, got {type(r).__name__}")
+    return ("[" + ",".join(docs) + "]").encode()
+
+
+@_keywords
+def report(results, path, *, title=None):
+    """Writes one self-contained HTML page of results, as ccs report does:
+    each a Comparison, a JSON document's path (ccs compare -json, ccs
+    reproduce -json, …), its text or a Comparison's .document (a dict);
+    one of them alone may be given as it is."""
+    call(lib.ccs_report, _documents(results, "report"), (title or "").encode(), _path(path))
+
+
+@_keywords
+def plot(results, out):
+    """Draws the figures of results (as report takes them) as PNG and SVG
+    files in the directory out, as ccs plot -out DIR does (and ccs compare
+    -plots DIR): each figure is drawn before any is written; two results
+    of one kind name the second's figures NAME-2. Returns the files'
+    paths."""
+    return loads(call_string(lib.ccs_plot, _documents(results, "plot"), _path(out)))
 
 
 # The batch from which Set.retrieve_many transforms its collection, as ccs
@@ -2285,7 +2317,14 @@ class Set(_Handle):
             return "<ccs.Set (closed)>"
         if not self.calibrated:
             return f"<ccs.Set {self.geometry} d={self.dim} (uncalibrated)>"
-        return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
+        s = self._summary()
+        head = f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha}"
+        if s.get("classes"):  # its classes' thresholds decide, not the one over all classes
+            delta = f" delta={s['delta']}" if s.get("delta") else ""
+            return (f"{head} class-conditional{delta} classes={s['classes']} "
+                    f"thresholds={s['lowest']:.6g}..{s['highest']:.6g}>")
+        mode = {"pac": f" pac delta={s.get('delta')}", "pooled": " pooled (approximate)"}.get(s.get("mode"), "")
+        return f"{head}{mode} threshold={self.threshold:.6g}>"
 
 
 def _zero_anchors(who, total, n, info):

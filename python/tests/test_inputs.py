@@ -364,7 +364,7 @@ ERRORS = [
     ("one_label a list", lambda s, a: ccs.bundle(gauss(5)[0], HOT, one_label=[1, 2]), ValueError,
      "bundle: one_label: [1, 2] is neither an integer nor a string label"),
     ("one_label carried by too few rows", lambda s, a: ccs.bundle(gauss(5)[0], HOT, one_label=3, k=60), ValueError,
-     "labels: label \"3\" is carried by 50 of 200 rows: each has the 49 others as its positives, too few for k = 60: lower k (-k), "
+     "labels: label \"3\" is carried by 50 of 200 rows: each has the 49 others as its positives, too few for k = 60: lower k (-k; k= in Python), "
      "or allow fewer (-allow-fewer; allow_fewer=True in Python"),
     ("lists of labels with an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"], ["cat"], ["owl", "cat"]] * 50,
                                                                                ood_classes=["cow"]), ValueError,
