@@ -92,6 +92,12 @@ type compareReport struct {
 	ValExclusion *float64 `json:"val_exclusion,omitempty"`
 }
 
+// warningReport is a job's report that is a warning to give at once (a
+// CCSWarning in Python), not progress.
+type warningReport struct {
+	Warning string `json:"warning"`
+}
+
 // startCompare checks the keywords and the bundles, then compares the set
 // families on a goroutine of its own: ccs compare.
 func startCompare(in compareInputs, o compareOptions) (*job, error) {
@@ -207,6 +213,9 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		cfg.OutDir = filepath.Join(o.Out, "sets", "compare")
 	}
 	return startJob("compare", func(ctx context.Context, j *job) error {
+		if w := experiment.HighDimWarning(data.Test.D, methods); w != "" {
+			j.report(warningReport{Warning: w}) // warned at once, before the hours it speaks of
+		}
 		var mu sync.Mutex // the cells done so far, which an epoch's report repeats
 		var cells compareReport
 		cfg.Epochs = func(row string, seed uint64, p train.Progress) {

@@ -768,11 +768,27 @@ func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) 
 		projected = 4 * float64(h.Out) * float64(fit.N*(1+fit.K)+len(fit.Negatives)/fit.D+len(fit.Pool)/fit.D+
 			val.N*(1+val.K)+len(val.Negatives)/val.D+len(val.Pool)/val.D)
 	}
-	a, ok := availableMemory()
+	avail, ok := rowMemory()
 	if !ok {
 		return false, rows, 0, nil
 	}
-	avail = float64(a)
+	if projected > 0.8*avail {
+		return false, rows, avail, fmt.Errorf("train: the projection head's projected fit and validation splits need %.1f GiB, %.1f GiB of memory is available: a smaller head (head_dim), or fewer anchors or k",
+			projected/(1<<30), avail/(1<<30))
+	}
+	return rows+projected > 0.8*avail, rows, avail, nil
+}
+
+// rowMemory is the memory a training's rows may take (checkMemory): what
+// the system reports available or, under a Go memory limit, what the
+// limit leaves beside the heap, where that is less; false where the
+// system says nothing.
+func rowMemory() (float64, bool) {
+	a, ok := availableMemory()
+	if !ok {
+		return 0, false
+	}
+	avail := float64(a)
 	// A fit held to GOMEMLIMIT=2GiB peaked at 5.0 GB before: the limit
 	// only makes the collector work harder, it bounds no allocation.
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
@@ -780,11 +796,18 @@ func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) 
 		runtime.ReadMemStats(&ms)
 		avail = min(avail, max(0, float64(limit)-float64(ms.HeapAlloc)))
 	}
-	if projected > 0.8*avail {
-		return false, rows, avail, fmt.Errorf("train: the projection head's projected fit and validation splits need %.1f GiB, %.1f GiB of memory is available: a smaller head (head_dim), or fewer anchors or k",
-			projected/(1<<30), avail/(1<<30))
-	}
-	return rows+projected > 0.8*avail, rows, avail, nil
+	return avail, true
+}
+
+// RowsKept reports whether the difference rows of fit and val in
+// dimension d (RowBytes) would be kept in memory, as Fit decides it for
+// a geometry without a head: where they fit in 0.8 of the memory
+// available (else they are computed a batch at a time each epoch, which
+// Fit's first Progress says) — for a command that says, before epoch 0,
+// that it makes them.
+func RowsKept(d int, fit, val *bundle.Bundle) bool {
+	avail, ok := rowMemory()
+	return !ok || RowBytes(d, fit, val) <= 0.8*avail
 }
 
 // streamCost says what streamed rows cost an epoch of g: the generalized

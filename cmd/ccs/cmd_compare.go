@@ -208,6 +208,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		}
 	}
 	ccfg.Cells, ccfg.OutDir = res.cells, res.sets
+	if w := experiment.HighDimWarning(data.Test.D, methods); w != "" {
+		out.warn(w) // before the hours it speaks of
+	}
 	runs := newProgress(out, o.Quiet, "run")
 	runs.settle = len(methods) // the baselines' runs take a moment, the learned rows' minutes
 	ccfg.Epochs = runs.epoch

@@ -990,8 +990,12 @@ def _job(job, progress, result):
         send = _Progress(progress).send if progress is not None else None
         while True:
             call(lib.ccs_job_wait, job, 100, byref(finished))
+            reports = loads(call_string(lib.ccs_job_progress, job))
+            if any("warning" in r for r in reports):  # warnings to give at once (compare's high d), not progress
+                _warn([r["warning"] for r in reports if "warning" in r])
+                reports = [r for r in reports if "warning" not in r]
             if send is not None:
-                send(loads(call_string(lib.ccs_job_progress, job)))
+                send(reports)
             if finished.value:
                 break
         return result(job)

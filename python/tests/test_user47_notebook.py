@@ -105,3 +105,29 @@ def test_plot_writes_the_commands_figures(splits, tmp_path):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
     with pytest.raises(ValueError, match="no results"):
         ccs.plot([], tmp_path / "none")
+
+
+def test_compare_warns_of_high_d_at_once():
+    # A comparison at d = 2 048 with the ellipsoid warns when it starts of
+    # the rows whose cost grows with d² or d³ (an LLM-embedding user's
+    # compare ran for hours before anything said so); at d = 64 nothing.
+    rng = np.random.default_rng(2)
+    for d, said in ((2048, True), (64, False)):
+        y = np.arange(240) % 3
+        x = (rng.normal(size=(3, d))[y] + rng.normal(size=(240, d))).astype(np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = ccs.bundle(x, y, k=5, kneg=5, seed=0)
+        got = []
+
+        def stop(report):
+            raise KeyboardInterrupt  # the first report: the warning came before it
+
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                ccs.compare(b, rows="ball,ellipsoid", seeds=1, resplits=1, progress=stop)
+            except KeyboardInterrupt:
+                pass
+            got = [str(m.message) for m in w if "cost d² to d³" in str(m.message)]
+        assert bool(got) == said, (d, got)
