@@ -363,8 +363,41 @@ func documentText(doc []byte) (string, error) {
 	return b.String(), nil
 }
 
-// writeReport is ccs report on documents given as JSON (each what a
-// command's -json or ccs.compare wrote): one self-contained HTML page.
+// documentTable is a comparison's table alone (no title, notes or
+// warnings), from its document, as Markdown or a LaTeX tabular
+// (format "markdown" or "latex"): Comparison.markdown and .latex.
+func documentTable(doc []byte, format string) (string, error) {
+	d, err := experiment.ReadDocument(bytes.NewReader(doc))
+	if err != nil {
+		return "", fmt.Errorf("comparison: %w", err)
+	}
+	if d.Kind != "compare" {
+		return "", fmt.Errorf("comparison: a document of kind %q, not a comparison", d.Kind)
+	}
+	var b strings.Builder
+	for i, t := range d.Result.Texts() {
+		ct, ok := t.(*experiment.CompareTable)
+		if !ok {
+			continue
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		switch format {
+		case "markdown":
+			err = ct.WriteMarkdown(&b)
+		case "latex":
+			err = ct.WriteLaTeX(&b)
+		default:
+			return "", fmt.Errorf("comparison: table format %q: want markdown or latex", format)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
 // writePlots is ccs.plot: the figures of docs (JSON result documents),
 // as PNG and SVG files in dir, as ccs plot writes them; the files'
 // paths. Every figure is drawn before any is written.
@@ -396,6 +429,8 @@ func writePlots(dir string, docs [][]byte) ([]string, error) {
 	return files, nil
 }
 
+// writeReport is ccs report on documents given as JSON (each what a
+// command's -json or ccs.compare wrote): one self-contained HTML page.
 func writeReport(w io.Writer, title string, docs [][]byte) error {
 	var ds []*experiment.Document
 	for i, b := range docs {

@@ -512,6 +512,21 @@ func ccs_document_text(doc *C.char, text **C.char, errOut **C.char) C.int {
 	})
 }
 
+// ccs_document_table writes a comparison document's table alone as
+// Markdown or a LaTeX tabular (format "markdown" or "latex").
+//
+//export ccs_document_table
+func ccs_document_table(doc, format *C.char, text **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		t, err := documentTable([]byte(C.GoString(doc)), C.GoString(format))
+		if err != nil {
+			return err
+		}
+		cString(text, []byte(t))
+		return nil
+	})
+}
+
 //export ccs_threads
 func ccs_threads(n C.int64_t, now *C.int64_t, errOut **C.char) C.int {
 	return run(errOut, func() error {

@@ -956,7 +956,11 @@ func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *b
 // resplits below 1−α, the OOD test's figures when measured, and the fit
 // time, each mean ± std over seeds (the mean alone for one seed: there is
 // no spread to show).
-func (t *CompareTable) WriteText(w io.Writer) error {
+// Grid is the table's cells as WriteText lays them out — its header,
+// then a row a method, each figure "mean ± spread over seeds" (the mean
+// alone where every seed gave it alike, which same then reports) — for
+// WriteText, WriteMarkdown and WriteLaTeX.
+func (t *CompareTable) Grid() (grid [][]string, same bool) {
 	has := func(f func(CompareRow) bool) bool { return slices.ContainsFunc(t.Rows, f) }
 	worst, below := has(func(r CompareRow) bool { return r.WorstClass != nil }), has(func(r CompareRow) bool { return r.BelowShare != nil })
 	oodCols, far := has(func(r CompareRow) bool { return r.OODAUROC != nil }), has(func(r CompareRow) bool { return r.OODFAR != nil })
@@ -985,7 +989,6 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	// certainty the seeds do not measure —, and a note says so.
 	// So has one whose spread rounds to 0 at the digits shown ("86.5 ±
 	// 0.0%" beside a footnote saying such figures have none).
-	same := false
 	alike := func(s *eval.Summary, digits int) bool {
 		zero := fmt.Sprintf("%.*f", digits, s.Std) == fmt.Sprintf("%.*f", digits, 0.0) // as printed: 0.5 at no decimals is "0"
 		if t.Seeds > 1 && zero {
@@ -1003,7 +1006,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		}
 		return fmt.Sprintf("%.*f ± %.*f%%", p, s.Mean, p, s.Std)
 	}
-	grid := [][]string{head}
+	grid = [][]string{head}
 	for _, r := range t.Rows {
 		logVol := fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)
 		if alike(&r.LogVolPerDim, 2) {
@@ -1044,6 +1047,13 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		cells = append(cells, secs)
 		grid = append(grid, cells)
 	}
+	return grid, same
+}
+
+func (t *CompareTable) WriteText(w io.Writer) error {
+	has := func(f func(CompareRow) bool) bool { return slices.ContainsFunc(t.Rows, f) }
+	below, far := has(func(r CompareRow) bool { return r.BelowShare != nil }), has(func(r CompareRow) bool { return r.OODFAR != nil })
+	grid, same := t.Grid()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
 	writeGrid(&b, grid)
@@ -1237,3 +1247,47 @@ func (t *CompareTable) worstClasses() string {
 func percentOf(x float64) string {
 	return strconv.FormatFloat(100*x, 'g', 6, 64) + "%"
 }
+
+// WriteMarkdown writes the table's grid alone (Grid: no title, notes or
+// warnings) as a Markdown table, for a paper or a README: what WriteText
+// prints between its title and its notes.
+func (t *CompareTable) WriteMarkdown(w io.Writer) error {
+	grid, _ := t.Grid()
+	var b strings.Builder
+	writeGrid(&b, grid)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteLaTeX writes the table's grid alone (Grid) as a LaTeX tabular
+// (booktabs' rules): the method left, the figures right, ± and the
+// arrows in math mode, % escaped. Its notes — what ± is, which split —
+// are WriteText's, for the caption.
+func (t *CompareTable) WriteLaTeX(w io.Writer) error {
+	grid, _ := t.Grid()
+	var b strings.Builder
+	b.WriteString("\\begin{tabular}{l" + strings.Repeat("r", len(grid[0])-1) + "}\n\\toprule\n")
+	for i, row := range grid {
+		cells := make([]string, len(row))
+		for c, cell := range row {
+			cells[c] = latexCell(cell)
+		}
+		b.WriteString(strings.Join(cells, " & ") + " \\\\\n")
+		if i == 0 {
+			b.WriteString("\\midrule\n")
+		}
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// latexReplacer writes a cell's text as LaTeX: its special characters
+// escaped, and the symbols the tables use in math mode.
+var latexReplacer = strings.NewReplacer(
+	`\`, `\textbackslash{}`, `%`, `\%`, `&`, `\&`, `#`, `\#`, `_`, `\_`, `$`, `\$`, `{`, `\{`, `}`, `\}`,
+	`~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
+	"±", `$\pm$`, "↑", `$\uparrow$`, "↓", `$\downarrow$`, "—", `---`, "≤", `$\le$`, "<", `$<$`, ">", `$>$`,
+	"ℓ2", `$\ell_2$`, "ℓ", `$\ell$`, "α", `$\alpha$`, "δ", `$\delta$`)
+
+func latexCell(s string) string { return latexReplacer.Replace(s) }

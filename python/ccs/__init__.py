@@ -1510,6 +1510,19 @@ class Comparison:
     #: other keywords, bundles or library); None otherwise.
     cells = None
 
+    def markdown(self):
+        """The table alone (no title, notes or warnings) as a Markdown
+        table, as str() prints it between its title and its notes: for a
+        paper or a README. What ± means is in str()'s notes."""
+        return call_string(lib.ccs_document_table, self._json.encode(), b"markdown")
+
+    def latex(self):
+        """The table alone as a LaTeX tabular (booktabs' \\toprule,
+        \\midrule, \\bottomrule): figures as str() prints them, ± and the
+        arrows in math mode, % escaped. Its caption is yours: str()'s
+        notes say what ± is (the spread over seeds) and which split."""
+        return call_string(lib.ccs_document_table, self._json.encode(), b"latex")
+
     def records(self):
         """The table as flat records, one dict a row, for pandas
         (pd.DataFrame(c.records())) or a CSV writer: "method", "set", and

@@ -75,6 +75,7 @@ _SIGNATURES = {
     "ccs_server_reload": [c_handle],
     "ccs_report": [c_char_p, c_char_p, c_char_p],
     "ccs_plot": [c_char_p, c_char_p, _S],
+    "ccs_document_table": [c_char_p, c_char_p, _S],
     "ccs_document_text": [c_char_p, _S],
     "ccs_threads": [c_int64, POINTER(c_int64)],
     "ccs_calibrate": [c_handle, c_handle, c_handle, c_char_p, _A, _A, _H],

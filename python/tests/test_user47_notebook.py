@@ -131,3 +131,17 @@ def test_compare_warns_of_high_d_at_once():
                 pass
             got = [str(m.message) for m in w if "cost d² to d³" in str(m.message)]
         assert bool(got) == said, (d, got)
+
+
+def test_comparison_table_for_a_paper(splits, tmp_path):
+    # The table alone, as Markdown (the rows str() prints, without its title
+    # and notes) and as a LaTeX tabular: a researcher pasting it in a
+    # paper sliced str() by hand and had no LaTeX.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = ccs.compare(splits, rows="baselines", seeds=2)
+    md, tex = c.markdown(), c.latex()
+    assert md in str(c) and md.startswith("| Method") and "Coverage is" not in md, md
+    assert tex.startswith("\\begin{tabular}{l") and "\\pm" in tex and "\\%" in tex and tex.rstrip().endswith("\\end{tabular}"), tex
+    c.save(tmp_path / "c.json")
+    assert ccs.Comparison.load(tmp_path / "c.json").latex() == tex
