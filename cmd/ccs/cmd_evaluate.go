@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -211,6 +212,8 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	var r eval.Result
 	var classes []eval.ClassResult
 	var labels []eval.LabelResult
+	stop := heartbeat(out, fmt.Sprintf("evaluate: scoring %d test anchors' %d positives and %d negatives (a single-norm set at high d takes minutes: each pair through its d × d matrix)",
+		test.N, test.N*test.K, test.N*test.KNeg), 10*time.Second, 30*time.Second)
 	switch {
 	case byLabel:
 		r, labels, err = eval.WithLabels(set, test)
@@ -219,6 +222,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	default:
 		r, err = eval.Evaluate(set, test)
 	}
+	stop()
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}

@@ -218,3 +218,31 @@ func (p trainProgress) Observe(pr train.Progress) {
 		p.last = now
 	}
 }
+
+// heartbeat says on stderr, after after and then every every, that what
+// is still running and for how long — for a step that reports no
+// progress of its own (an evaluation of a single-norm set at d = 3 072
+// ran 11 minutes without a word) — until stop is called; stop waits for
+// a line being written.
+func heartbeat(out *output, what string, after, every time.Duration) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(after)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(out.stderr, "%s: %s so far\n", what, time.Since(start).Round(time.Second))
+				t.Reset(every)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

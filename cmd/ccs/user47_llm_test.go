@@ -8,13 +8,16 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 )
@@ -98,4 +101,47 @@ func TestUser47LLMFitSaysItMakesRowsItStreams(t *testing.T) {
 	if strings.Contains(s, "computed a batch at a time instead") && strings.Contains(s, "making the fit and validation splits'") {
 		t.Errorf("fit announces making rows it then streams:\n%s", s)
 	}
+}
+
+// TestUser47Heartbeat: a step without progress of its own says, after a
+// while and then every so often, that it is still running (ccs evaluate
+// of a single-norm set at d = 3 072 ran 11 minutes without a word), and
+// says nothing once stopped.
+func TestUser47Heartbeat(t *testing.T) {
+	w := &lockedBuffer{}
+	out := &output{stdout: io.Discard, stderr: w}
+	stop := heartbeat(out, "evaluate: scoring", 5*time.Millisecond, 5*time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(w.String(), "\n") < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	got := w.String()
+	time.Sleep(20 * time.Millisecond)
+	if strings.Count(got, "evaluate: scoring: ") < 2 || w.String() != got || !strings.Contains(got, " so far\n") {
+		t.Errorf("lines while running, then after stop:\n%s\n---\n%s", got, w.String())
+	}
+	stop2 := heartbeat(out, "quick", time.Hour, time.Hour)
+	stop2()
+	if strings.Contains(w.String(), "quick") {
+		t.Errorf("a step done before the first line said something:\n%s", w.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer read and written from several
+// goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
