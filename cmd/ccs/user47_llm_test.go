@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,7 +107,7 @@ func TestUser47LLMFitSaysItMakesRowsItStreams(t *testing.T) {
 // of a single-norm set at d = 3 072 ran 11 minutes without a word), and
 // says nothing once stopped.
 func TestUser47Heartbeat(t *testing.T) {
-	w := &lockedBuffer{}
+	w := &syncBuffer{}
 	out := &output{stdout: io.Discard, stderr: w}
 	stop := heartbeat(out, "evaluate: scoring", 5*time.Millisecond, 5*time.Millisecond)
 	for deadline := time.Now().Add(10 * time.Second); strings.Count(w.String(), "\n") < 2 && time.Now().Before(deadline); {
@@ -125,23 +124,4 @@ func TestUser47Heartbeat(t *testing.T) {
 	if strings.Contains(w.String(), "quick") {
 		t.Errorf("a step done before the first line said something:\n%s", w.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer read and written from several
-// goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
