@@ -377,23 +377,41 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Mode != Class && opt.Mode != Pooled && err == nil {
 		tie = tieAt(scores, q, r)
 	}
+	n := unitCopies(cal, opt, classes)
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
 			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of, OneLabel: opt.OneLabel,
-			Tie: tie, Copies: unitCopies(cal, opt)}}, nil
+			Tie: tie, Copies: n}}, nil
 }
 
 // unitCopies counts the calibration units of cal, as a calibration with
 // opt scores them (of class opt.Label alone, where given), that repeat
-// another exactly (copies); 0 for a pooled calibration, which has no
-// guarantee to lose.
-func unitCopies(cal *bundle.Bundle, opt Options) int {
+// another exactly (copies), and each class's own among classes (a
+// class-conditional calibration's, counted within the class); 0 for a
+// pooled calibration, which has no guarantee to lose, and for embeddings
+// of few values (quantised), whose units repeat by chance as often as
+// their law makes them: those repeats are exchangeable draws, not records
+// exported twice.
+func unitCopies(cal *bundle.Bundle, opt Options, classes []ClassThreshold) int {
 	if opt.Mode == Pooled {
 		return 0
 	}
 	units := UnitPairs(cal, opt.Mode, opt.Seed)
 	if opt.Label != nil && cal.Labels != nil {
 		units = slices.DeleteFunc(units, func(u [2]int) bool { return cal.Labels[u[0]] != *opt.Label })
+	}
+	if quantised(cal, units) {
+		return 0
+	}
+	if len(classes) > 0 {
+		byClass := map[int64][][2]int{}
+		for _, u := range units {
+			l := cal.Labels[u[0]]
+			byClass[l] = append(byClass[l], u)
+		}
+		for i := range classes {
+			classes[i].Copies = copies(cal, byClass[classes[i].Label])
+		}
 	}
 	return copies(cal, units)
 }

@@ -29,6 +29,10 @@ type ClassThreshold struct {
 	// Tie says that the class's threshold equals its calibration scores
 	// above its rank (Info.Tie); nil otherwise.
 	Tie *Tie `json:"tie,omitempty"`
+	// Copies is how many of the class's calibration units repeat another
+	// of them exactly (Info.Copies), which ForClass's set of the class
+	// says; 0 otherwise.
+	Copies int `json:"copies,omitempty"`
 }
 
 // String names the class as messages do: class "coat" when it has a
@@ -684,6 +688,7 @@ func (s *Set) ForClass(label int64) (*Set, error) {
 	m.Classes, m.Threshold = nil, c.Threshold
 	m.Calibration.Mode = classRankMode(s.Calibration.Delta)
 	m.Calibration.N, m.Calibration.Rank, m.Calibration.OverAll, m.Calibration.Trim = c.N, c.Rank, nil, nil
+	m.Calibration.Tie, m.Calibration.Copies = c.Tie, c.Copies // the class's own, not the whole set's
 	m.Calibration.Class = &ClassOf{Label: c.Label, Name: c.Name}
 	return &m, nil
 }

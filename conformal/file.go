@@ -105,6 +105,7 @@ type classFile struct {
 	Rank      int        `json:"rank"`
 	Threshold *threshold `json:"threshold"`
 	Tie       *Tie       `json:"tie,omitempty"`
+	Copies    int        `json:"copies,omitempty"`
 }
 
 // threshold is a threshold in the file: +Inf (a whole-space set) is the
@@ -149,7 +150,7 @@ func (s *Set) writeJSON(w io.Writer, sum bool) error {
 		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
 		for _, k := range s.Classes {
 			t := threshold(k.Threshold)
-			f.Classes = append(f.Classes, classFile{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: &t, Tie: k.Tie})
+			f.Classes = append(f.Classes, classFile{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: &t, Tie: k.Tie, Copies: k.Copies})
 		}
 	}
 	// Arrays of numbers (Σ, M, a reference pool) on one line each: d²
@@ -249,6 +250,11 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		var syntax *json.SyntaxError
 		if json.Unmarshal(data, &head) == nil && head.Format == FileFormat ||
 			errors.As(err, &syntax) && bytes.Contains(data, []byte(`"format": `+strconv.Quote(FileFormat))) {
+			if strings.Contains(err.Error(), "unknown field") {
+				// A field this ccs does not know: a newer ccs's (files keep
+				// their version while fields are added), or an edit.
+				return nil, nil, fmt.Errorf("a ccs set file with a field this ccs does not know (%w): written by a newer ccs — update this one (ccs version says which it is) — or edited by hand", err)
+			}
 			return nil, nil, fmt.Errorf("a damaged ccs set file: %w: fit or calibrate the set again, or restore the file as ccs wrote it", err)
 		}
 		return nil, nil, fmt.Errorf("not a ccs set file: %w", err)
@@ -326,7 +332,10 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		if err := checkTie(fmt.Sprintf("classes[%d].tie", i), k.Tie, k.N, k.Rank); err != nil {
 			return nil, nil, err
 		}
-		classes = append(classes, ClassThreshold{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold), Tie: k.Tie})
+		if k.Copies < 0 || k.Copies >= max(k.N, 1) {
+			return nil, nil, fmt.Errorf("classes[%d].copies %d: want 0 ≤ copies < n = %d", i, k.Copies, k.N)
+		}
+		classes = append(classes, ClassThreshold{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold), Tie: k.Tie, Copies: k.Copies})
 	}
 	if c.Mode == Class {
 		if err := checkClasses(classes, alpha, c.Delta); err != nil {

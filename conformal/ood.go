@@ -264,7 +264,7 @@ func (c *OODCalibration) TieWarning(level string, l int) string {
 	}
 	at := n - above - sort.SearchFloat64s(c.Scores, v)
 	return fmt.Sprintf("the per-input OOD test's %d calibration scores take %d values: at %s it flags only inputs scored above %.6g, and %d of them lie above it (%d at it), so it flags about %.2f%% of in-distribution inputs, not the %.2f%% that scores without ties allow — its p-values move in steps of the ties, not of 1/(n+1); the guarantee (at most α_ood) holds, but the test is weak: features whose scores take more values (float embeddings, not binary or quantised ones), or a larger α_ood, flag more",
-		n, distinct, level, v, above, at, 100*float64(above)/float64(n), 100*float64(l)/float64(n))
+		n, distinct, level, v, above, at, 100*float64(above)/float64(n), 100*float64(l)/float64(n+1))
 }
 
 // flagged is how many of the calibration inputs a test that flags above

@@ -108,6 +108,32 @@ func copies(cal *bundle.Bundle, units [][2]int) int {
 	return n
 }
 
+// quantisedValues is the most distinct coordinate values the units'
+// embeddings may take and be quantised (quantised): 8-bit codes take 256.
+const quantisedValues = 256
+
+// quantised reports whether the anchors' and positives' coordinates of
+// units take at most quantisedValues distinct values, each repeated four
+// times on average or more: binary or 8-bit codes, whose units repeat one
+// another by chance (6-bit codes: 37 of 200 units in a reviewer's draws,
+// every draw, the coverage unharmed). It stops at the first value past
+// the limit: float embeddings, after a few hundred coordinates.
+func quantised(cal *bundle.Bundle, units [][2]int) bool {
+	seen := make(map[float32]struct{}, quantisedValues+1)
+	for _, u := range units {
+		for _, row := range [][]float32{cal.Anchor(u[0]), cal.Positive(u[0], u[1])} {
+			for _, v := range row {
+				if _, ok := seen[v]; !ok {
+					if seen[v] = struct{}{}; len(seen) > quantisedValues {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return 4*len(seen) <= 2*len(units)*cal.D
+}
+
 // CopiesWarning is what a set calibrated on units that repeat others
 // exactly (Info.Copies) says of it.
 func CopiesWarning(copies, n int) string {

@@ -317,7 +317,7 @@ func TestOODTies(t *testing.T) {
 	if s.OOD, err = NewOODCalibration(1, scores, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if w := strings.Join(s.Warnings(), "\n"); !strings.Contains(w, "the per-input OOD test's 999 calibration scores take 8 values: at α_ood = 0.05 it flags only inputs scored above 6, and 1 of them lie above it (398 at it), so it flags about 0.10% of in-distribution inputs, not the 5.01%") {
+	if w := strings.Join(s.Warnings(), "\n"); !strings.Contains(w, "the per-input OOD test's 999 calibration scores take 8 values: at α_ood = 0.05 it flags only inputs scored above 6, and 1 of them lie above it (398 at it), so it flags about 0.10% of in-distribution inputs, not the 5.00%") {
 		t.Errorf("warnings %q", w)
 	}
 }

@@ -83,12 +83,16 @@ _FLAG_KEYWORDS = {"db": "collection", "data": "the bundles, the first argument",
 
 
 #: The command line's flags that are no keyword in Python, and what does
-#: their work here.
-_FLAG_ELSEWHERE = {"plots": "ccs.plot(result, DIR) draws the figures as PNG and SVG files, as -plots does "
-                            "(ccs.report(result, PATH) a page with them)",
-                   "quiet": "progress=None, the default, is quiet (-quiet's work); warnings are CCSWarnings, "
-                            "which warnings.simplefilter(\"ignore\", ccs.CCSWarning) silences",
-                   "json": "the result is the document (Comparison.document, .records(), .save(PATH))"}
+#: their work here: for compare, and for the other functions.
+_FLAG_ELSEWHERE = {
+    "plots": ("ccs.plot(comparison, DIR) draws the figures as PNG and SVG files, as -plots does "
+              "(ccs.report(comparison, PATH) a page with them)",
+              "-plots is ccs compare's: ccs.plot(comparison, DIR) draws a comparison's figures"),
+    "quiet": ("progress=None, the default, is quiet (-quiet's work); warnings are CCSWarnings, "
+              "which warnings.simplefilter(\"ignore\", ccs.CCSWarning) silences",) * 2,
+    "json": ("the result is the document (Comparison.document, .records(), .save(PATH))",
+             "the result is already the command's -json document's fields, as a dict"),
+}
 
 
 # _THREAD_KEYWORDS are what other libraries take for their threads
@@ -108,7 +112,7 @@ def _unknown_keywords(what, flags, fn):
         raise TypeError(f"{what}: unexpected keyword {k}=: the engine's threads are set once for every call, "
                         f"with ccs.threads(n) (by default every CPU this process may use)")
     if k in _FLAG_ELSEWHERE and k not in names:
-        raise TypeError(f"{what}: unexpected keyword {k}=: {_FLAG_ELSEWHERE[k]}")
+        raise TypeError(f"{what}: unexpected keyword {k}=: {_FLAG_ELSEWHERE[k][what != 'compare']}")
     meant = _FLAG_KEYWORDS.get(k.replace("_", "-"))
     if meant not in names and (meant is None or " " not in meant or "data" not in names and "bundles" not in names):
         # 0.5, not difflib's 0.6: alpah= is alpha_ood='s (0.57)
@@ -1624,8 +1628,12 @@ def _documents(results, what):
         results = [results]
     if isinstance(results, (dict, bytes)) or not hasattr(results, "__iter__"):
         got = "a dict of " + type(next(iter(results.values()))).__name__ + "s" if isinstance(results, dict) and results else type(results).__name__
+        hint = ""
+        if isinstance(results, dict) and "coverage" in results:  # Set.evaluate's dict: fields, not a document
+            hint = ("; Set.evaluate's dict holds the figures, not the document the command draws from: "
+                    "ccs evaluate -json writes one")
         raise TypeError(f"{what}: results: want a Comparison, a JSON document (its text, its path, or a "
-                        f"Comparison's .document) or a list of them, got {got}")
+                        f"Comparison's .document) or a list of them, got {got}{hint}")
     docs = []
     for r in results:
         if isinstance(r, Comparison):
