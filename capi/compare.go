@@ -216,7 +216,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		if w := experiment.HighDimWarning(data.Test.D, methods); w != "" {
 			j.report(warningReport{Warning: w}) // warned at once, before the hours it speaks of
 		}
-		var mu sync.Mutex // the cells done so far, which an epoch's report repeats
+		var mu sync.Mutex                                   // the cells done so far, which an epoch's report repeats
 		cells := compareReport{Total: len(methods) * seeds} // a cell a row and seed, known before the first ends
 		cfg.Epochs = func(row string, seed uint64, p train.Progress) {
 			if p.Done || p.Epoch == 0 {
