@@ -2,12 +2,15 @@ package conformal
 
 import (
 	"bytes"
+	"cmp"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 )
 
@@ -178,5 +181,45 @@ func TestReview47OODTieShareAboveLevel(t *testing.T) {
 	}
 	if v, _ := strconv.ParseFloat(m[1], 64); v > 5 {
 		t.Errorf("scores without ties \"allow\" %v%% of in-distribution inputs flagged at α_ood = 5%%: %q", v, w[:200])
+	}
+}
+
+// TestCopiesNotTies: a set whose calibration units repeat exactly ties
+// its copies' scores; it warns of the copies (coverage can fall below
+// 1−α), not of a tie that "holds the guarantee, conservatively" — the
+// two said at once, found by hand after the review.
+func TestCopiesNotTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	b := synthetic(rng, 30, 1)
+	// The three units of the largest scores, ten copies more each: ranks
+	// 28–38, 39–49 and 50–60 of 60 tie, and α = 0.1's rank 55 is in one.
+	scores, err := Scores(geometry.Ball{D: 2}, b, OnePerAnchor, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := make([]int, 30)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(scores[y], scores[x]) })
+	d := &bundle.Bundle{N: 60, K: 1, D: 2}
+	for u := range 60 {
+		i := u
+		if u >= 30 {
+			i = order[(u-30)/10]
+		}
+		d.Anchors = append(d.Anchors, b.Anchor(i)...)
+		d.Positives = append(d.Positives, b.Positive(i, 0)...)
+	}
+	s, err := Calibrate(geometry.Ball{D: 2}, d, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Calibration.Tie.material(s.Calibration.N, s.Calibration.Rank) {
+		t.Fatalf("the premise: rank %d, tie %+v", s.Calibration.Rank, s.Calibration.Tie)
+	}
+	w := strings.Join(s.Warnings(), "\n")
+	if !strings.Contains(w, "repeat another exactly") || strings.Contains(w, "holds, conservatively") {
+		t.Errorf("%q", w)
 	}
 }

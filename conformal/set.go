@@ -316,7 +316,10 @@ func (s *Set) Warnings() []string {
 	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
 		w = append(w, s.rankN(c.N, "the set"))
 	}
-	if c := s.Calibration; c.Mode != Class && c.Tie.material(c.N, c.Rank) {
+	// A tie among copies is theirs (the copies' warning below says what
+	// it costs): the tie's own says the guarantee holds, which copies
+	// break.
+	if c := s.Calibration; c.Mode != Class && c.Copies == 0 && c.Tie.material(c.N, c.Rank) {
 		w = append(w, "the threshold "+c.Tie.coverageText(c.N, c.Rank)+"; "+tieRemedy)
 	}
 	if c := s.Calibration; c.Mode == PAC && !math.IsInf(s.Threshold, 1) {
@@ -723,7 +726,7 @@ func (s *Set) classWarnings() []string {
 		case c.Rank == c.N:
 			top = append(top, c)
 		}
-		if c.Tie.material(c.N, c.Rank) {
+		if c.Copies == 0 && c.Tie.material(c.N, c.Rank) {
 			tied = append(tied, c)
 		}
 		if delta > 0 && !math.IsInf(c.Threshold, 1) && pacBelowMarginal(c.N, c.Rank, s.Alpha) > 0 {
