@@ -177,10 +177,13 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 	in := make([]int, parallel.Chunks(test.N, chunk)*nb)
 	out := make([]int, len(in))
 	var per func() anchorScores
-	if sc != nil {
+	switch {
+	case sc != nil:
 		per = sc.stored
-	} else {
-		per = streamed(test, decisive(g, qs))
+	default:
+		if per = imaged(g, test, qs); per == nil {
+			per = streamed(test, decisive(g, qs))
+		}
 	}
 	bin := func(v float64) int {
 		b := 0

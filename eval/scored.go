@@ -2,9 +2,11 @@ package eval
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -136,6 +138,82 @@ func streamed(b *bundle.Bundle, score func(dst []float64, diffs []float32) []flo
 				neg = score(ns, b.NegativeDiffs(nd, i))
 			}
 			return pos, neg
+		}
+	}
+}
+
+// imaged is, for a single-norm geometry (geometry.Norm, p ≥ 1) over a
+// bundle whose positives and negatives are rows of pools (ccs bundle's
+// from labels: the anchors), a maker of anchorScores that score each
+// difference from its rows' images under M (geometry.Images), each row
+// transformed once, and by Scores where the image score lies within its
+// bound of a threshold of qs (or is not finite): every decision at every
+// threshold is Scores'. nil where that is not so, or where the rows are
+// not fewer than half the differences.
+func imaged(g geometry.Geometry, b *bundle.Bundle, qs []float64) func() anchorScores {
+	n, ok := g.(*geometry.Norm)
+	if !ok || b.PositiveIndex == nil || b.HasNegatives() && b.NegativeIndex == nil {
+		return nil
+	}
+	posPool, negPool := b.PositivePool, b.Pool
+	if posPool == nil {
+		posPool = b.Anchors
+	}
+	if negPool == nil {
+		negPool = b.Anchors
+	}
+	d := b.D
+	rows := b.N
+	if b.PositivePool != nil {
+		rows += len(posPool) / d
+	}
+	if b.Pool != nil && b.HasNegatives() {
+		rows += len(negPool) / d
+	}
+	if 2*rows > b.N*(b.K+b.KNeg) {
+		return nil
+	}
+	im := geometry.NewImages(n)
+	if im == nil {
+		return nil
+	}
+	ya := im.Transform(b.Anchors)
+	yp, yn := ya, ya
+	if b.PositivePool != nil {
+		yp = im.Transform(posPool)
+	}
+	if b.Pool != nil && b.HasNegatives() {
+		yn = im.Transform(negPool)
+	}
+	return func() anchorScores {
+		y, buf := make([]float64, d), make([]float64, 4*d)
+		diff, one := make([]float32, d), make([]float64, 1)
+		ps, ns := make([]float64, b.K), make([]float64, b.KNeg)
+		score := func(dst []float64, i int, idx []int64, pool []float32, ypool []float64) {
+			a, yai := b.Anchor(i), ya[i*d:(i+1)*d]
+			for j, r := range idx {
+				z := pool[int(r)*d : (int(r)+1)*d]
+				s, tol := im.Score(y, yai, ypool[int(r)*d:(int(r)+1)*d], a, z, buf)
+				undecided := math.IsNaN(s) || math.IsInf(s, 0)
+				for _, q := range qs {
+					undecided = undecided || math.Abs(s-q) <= tol
+				}
+				if undecided { // Scores', on the difference as the bundle makes it
+					for k := range diff {
+						diff[k] = a[k] - z[k]
+					}
+					s = g.Scores(one, diff)[0]
+				}
+				dst[j] = s
+			}
+		}
+		return func(i int) (pos, neg []float64) {
+			score(ps, i, b.PositiveIndex[i*b.K:(i+1)*b.K], posPool, yp)
+			if b.HasNegatives() {
+				score(ns, i, b.NegativeIndex[i*b.KNeg:(i+1)*b.KNeg], negPool, yn)
+				neg = ns
+			}
+			return ps, neg
 		}
 	}
 }
