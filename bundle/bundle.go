@@ -123,6 +123,10 @@ func (b *Bundle) pool() []float32 {
 	return b.Anchors
 }
 
+// Pools are the rows PositiveIndex and NegativeIndex point into (the
+// anchors where the bundle names no pool of its own).
+func (b *Bundle) Pools() (positives, negatives []float32) { return b.positivePool(), b.pool() }
+
 func (b *Bundle) positivePool() []float32 {
 	if b.PositivePool != nil {
 		return b.PositivePool

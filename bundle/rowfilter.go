@@ -233,3 +233,30 @@ func SharedAnchors(b, other *Bundle) int {
 	}
 	return n
 }
+
+// CountCopies counts the rows of rows (rows of d values) that equal an
+// earlier row bit for bit: records exported twice.
+func CountCopies(rows []float32, d int) int {
+	if d <= 0 {
+		return 0
+	}
+	first := map[uint64][]int32{} // a hash's rows kept so far
+	n := 0
+	for i := range len(rows) / d {
+		row := rows[i*d : (i+1)*d]
+		h := rowHash(row)
+		copied := false
+		for _, f := range first[h] {
+			if sameBits(row, rows[int(f)*d:(int(f)+1)*d]) {
+				copied = true
+				break
+			}
+		}
+		if copied {
+			n++
+			continue
+		}
+		first[h] = append(first[h], int32(i))
+	}
+	return n
+}

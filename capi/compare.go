@@ -216,23 +216,23 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		if w := experiment.HighDimWarning(data.Test.D, methods); w != "" {
 			j.report(warningReport{Warning: w}) // warned at once, before the hours it speaks of
 		}
-		var mu sync.Mutex                                   // the cells done so far, which an epoch's report repeats
-		cells := compareReport{Total: len(methods) * seeds} // a cell a row and seed, known before the first ends
+		var mu sync.Mutex                    // guards done, which an epoch's report repeats
+		done, total := 0, len(methods)*seeds // a cell a row and seed, known before the first ends
 		cfg.Epochs = func(row string, seed uint64, p train.Progress) {
 			if p.Done || p.Epoch == 0 {
 				return
 			}
 			mu.Lock()
-			r := compareReport{Done: cells.Done, Total: cells.Total, Row: row, Seed: &seed, Epoch: &p.Epoch, MaxEpochs: p.MaxEpochs, ValExclusion: &p.ValExclusion}
+			r := compareReport{Done: done, Total: total, Row: row, Seed: &seed, Epoch: &p.Epoch, MaxEpochs: p.MaxEpochs, ValExclusion: &p.ValExclusion}
 			mu.Unlock()
 			r.What = fmt.Sprintf("seed %d, %s: epoch %d/%d, validation exclusion %.1f%%", seed, row, p.Epoch, p.MaxEpochs, 100*p.ValExclusion)
 			j.report(r)
 		}
-		t, err := experiment.Compare(ctx, data, cfg, methods, func(done, total int, what string) {
+		t, err := experiment.Compare(ctx, data, cfg, methods, func(n, of int, what string) {
 			mu.Lock()
-			cells.Done, cells.Total = done, total
+			done, total = n, of
 			mu.Unlock()
-			j.report(compareReport{Done: done, Total: total, What: what})
+			j.report(compareReport{Done: n, Total: of, What: what})
 		})
 		if err != nil {
 			return err
@@ -344,12 +344,9 @@ func (j *job) document() ([]byte, string, error) {
 // document (ccs compare -json, or OUT/compare.json): what
 // ccs.Comparison.load shows.
 func documentText(doc []byte) (string, error) {
-	d, err := experiment.ReadDocument(bytes.NewReader(doc))
+	d, err := comparisonDocument(doc)
 	if err != nil {
-		return "", fmt.Errorf("comparison: %w", err)
-	}
-	if d.Kind != "compare" {
-		return "", fmt.Errorf("comparison: a document of kind %q, not a comparison (ccs compare -json, or compare.json in a results directory)", d.Kind)
+		return "", err
 	}
 	var b strings.Builder
 	for i, t := range d.Result.Texts() {
@@ -363,16 +360,26 @@ func documentText(doc []byte) (string, error) {
 	return b.String(), nil
 }
 
+// comparisonDocument reads a comparison's document, refusing one of
+// another kind.
+func comparisonDocument(doc []byte) (*experiment.Document, error) {
+	d, err := experiment.ReadDocument(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("comparison: %w", err)
+	}
+	if d.Kind != "compare" {
+		return nil, fmt.Errorf("comparison: a document of kind %q, not a comparison (ccs compare -json, or compare.json in a results directory)", d.Kind)
+	}
+	return d, nil
+}
+
 // documentTable is a comparison's table alone (no title, notes or
 // warnings), from its document, as Markdown or a LaTeX tabular
 // (format "markdown" or "latex"): Comparison.markdown and .latex.
 func documentTable(doc []byte, format string) (string, error) {
-	d, err := experiment.ReadDocument(bytes.NewReader(doc))
+	d, err := comparisonDocument(doc)
 	if err != nil {
-		return "", fmt.Errorf("comparison: %w", err)
-	}
-	if d.Kind != "compare" {
-		return "", fmt.Errorf("comparison: a document of kind %q, not a comparison", d.Kind)
+		return "", err
 	}
 	var b strings.Builder
 	for i, t := range d.Result.Texts() {
@@ -402,17 +409,13 @@ func documentTable(doc []byte, format string) (string, error) {
 // as PNG and SVG files in dir, as ccs plot writes them; the files'
 // paths. Every figure is drawn before any is written.
 func writePlots(dir string, docs [][]byte) ([]string, error) {
-	var ds []*experiment.Document
-	var names []string
-	for i, b := range docs {
-		d, err := experiment.ReadDocument(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("plot: result %d: %w", i, err)
-		}
-		ds, names = append(ds, d), append(names, fmt.Sprintf("result %d", i))
+	ds, err := readDocuments("plot", docs)
+	if err != nil {
+		return nil, err
 	}
-	if len(ds) == 0 {
-		return nil, fmt.Errorf("plot: no results")
+	names := make([]string, len(ds))
+	for i := range names {
+		names[i] = fmt.Sprintf("result %d", i)
 	}
 	all, err := experiment.DrawFigures(ds, names)
 	if err != nil {
@@ -432,16 +435,26 @@ func writePlots(dir string, docs [][]byte) ([]string, error) {
 // writeReport is ccs report on documents given as JSON (each what a
 // command's -json or ccs.compare wrote): one self-contained HTML page.
 func writeReport(w io.Writer, title string, docs [][]byte) error {
+	ds, err := readDocuments("report", docs)
+	if err != nil {
+		return err
+	}
+	return report.Write(w, title, ds) // "": the report's own default title
+}
+
+// readDocuments reads result documents given as JSON for what (report,
+// plot), naming a bad one by its place, and refuses none at all.
+func readDocuments(what string, docs [][]byte) ([]*experiment.Document, error) {
 	var ds []*experiment.Document
 	for i, b := range docs {
 		d, err := experiment.ReadDocument(bytes.NewReader(b))
 		if err != nil {
-			return fmt.Errorf("report: result %d: %w", i, err)
+			return nil, fmt.Errorf("%s: result %d: %w", what, i, err)
 		}
 		ds = append(ds, d)
 	}
 	if len(ds) == 0 {
-		return fmt.Errorf("report: no results")
+		return nil, fmt.Errorf("%s: no results", what)
 	}
-	return report.Write(w, title, ds) // "": the report's own default title
+	return ds, nil
 }

@@ -546,16 +546,25 @@ func ccs_threads(n C.int64_t, now *C.int64_t, errOut **C.char) C.int {
 //export ccs_report
 func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		var list []json.RawMessage
-		if err := json.Unmarshal([]byte(C.GoString(docs)), &list); err != nil {
-			return fmt.Errorf("report: the results: %w", err)
-		}
-		bs := make([][]byte, len(list))
-		for i, d := range list {
-			bs[i] = d
+		bs, err := documentList("report", docs)
+		if err != nil {
+			return err
 		}
 		return atomicfile.Write(C.GoString(path), func(w io.Writer) error { return writeReport(w, C.GoString(title), bs) })
 	})
+}
+
+// documentList is a JSON array of result documents, each as given.
+func documentList(what string, docs *C.char) ([][]byte, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(C.GoString(docs)), &list); err != nil {
+		return nil, fmt.Errorf("%s: the results: %w", what, err)
+	}
+	bs := make([][]byte, len(list))
+	for i, d := range list {
+		bs[i] = d
+	}
+	return bs, nil
 }
 
 // ccs_plot writes the figures of docs (a JSON array of result
@@ -565,13 +574,9 @@ func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 //export ccs_plot
 func ccs_plot(docs, path *C.char, out **C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		var list []json.RawMessage
-		if err := json.Unmarshal([]byte(C.GoString(docs)), &list); err != nil {
-			return fmt.Errorf("plot: the results: %w", err)
-		}
-		bs := make([][]byte, len(list))
-		for i, d := range list {
-			bs[i] = d
+		bs, err := documentList("plot", docs)
+		if err != nil {
+			return err
 		}
 		files, err := writePlots(C.GoString(path), bs)
 		if err != nil {

@@ -29,24 +29,31 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 // units are the anchors, one positive each, or every positive pooled:
 // unit u is then anchor u.
 func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, *Trim, error) {
+	scores, _, pairs, t, err := scoredUnits(g, cal, mode, seed)
+	return scores, pairs, t, err
+}
+
+// scoredUnits is unitScores with the units scored (UnitPairs'; nil for
+// Pooled), which Calibrate counts the copies of.
+func scoredUnits(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, [][2]int, *Trim, error) {
 	if err := given(g, cal); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if err := cal.NeedPositives(); err != nil {
-		return nil, nil, nil, fmt.Errorf("conformal: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("conformal: %w", err)
 	}
 	if g.Dim() != cal.D {
-		return nil, nil, nil, DimErrorf("calibration bundle", []int{cal.N, cal.D}, g.Dim(), "conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+		return nil, nil, nil, nil, DimErrorf("calibration bundle", []int{cal.N, cal.D}, g.Dim(), "conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	// A bundle built by hand (bundle.Read and Plan.Bundle check theirs):
 	// lengths that are not its N, K and D, an index out of its pool, a NaN.
 	if err := cal.Validate(); err != nil {
-		return nil, nil, nil, fmt.Errorf("conformal: calibration bundle: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("conformal: calibration bundle: %w", err)
 	}
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		units, pairs, t := unitPairs(cal, mode, seed)
-		return ScoreUnits(g, cal, units), pairs, t, nil
+		return ScoreUnits(g, cal, units), units, pairs, t, nil
 	case Pooled:
 		out := make([]float64, cal.N*cal.K)
 		parallel.For(cal.N, 64, 0, func(_, lo, hi int) {
@@ -55,9 +62,9 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 				g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
 			}
 		})
-		return out, nil, nil, nil
+		return out, nil, nil, nil, nil
 	}
-	return nil, nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+	return nil, nil, nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
 }
 
 // given refuses a nil geometry (a variable a switch left unset, or a nil
@@ -318,7 +325,7 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Mode == Class && cal.Labels == nil {
 		return nil, noLabels(cal)
 	}
-	scores, pairs, trim, err := unitScores(g, cal, opt.Mode, opt.Seed)
+	scores, units, pairs, trim, err := scoredUnits(g, cal, opt.Mode, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -377,28 +384,27 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Mode != Class && opt.Mode != Pooled && err == nil {
 		tie = tieAt(scores, q, r)
 	}
-	n := unitCopies(cal, opt, classes)
+	n := unitCopies(cal, units, opt, classes)
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
 			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of, OneLabel: opt.OneLabel,
 			Tie: tie, Copies: n}}, nil
 }
 
-// unitCopies counts the calibration units of cal, as a calibration with
-// opt scores them (of class opt.Label alone, where given), that repeat
+// unitCopies counts the calibration units of cal (units, as a calibration
+// with opt scored them; of class opt.Label alone, where given), that repeat
 // another exactly (copies), and each class's own among classes (a
 // class-conditional calibration's, counted within the class); 0 for a
 // pooled calibration, which has no guarantee to lose, and for embeddings
 // of few values (quantised), whose units repeat by chance as often as
 // their law makes them: those repeats are exchangeable draws, not records
 // exported twice.
-func unitCopies(cal *bundle.Bundle, opt Options, classes []ClassThreshold) int {
+func unitCopies(cal *bundle.Bundle, units [][2]int, opt Options, classes []ClassThreshold) int {
 	if opt.Mode == Pooled {
 		return 0
 	}
-	units := UnitPairs(cal, opt.Mode, opt.Seed)
 	if opt.Label != nil && cal.Labels != nil {
-		units = slices.DeleteFunc(units, func(u [2]int) bool { return cal.Labels[u[0]] != *opt.Label })
+		units = slices.DeleteFunc(slices.Clone(units), func(u [2]int) bool { return cal.Labels[u[0]] != *opt.Label })
 	}
 	if quantised(cal, units) {
 		return 0

@@ -83,16 +83,7 @@ func TestReview47ForClassCopies(t *testing.T) {
 // the class's, and the same coverage lift — neither records nor warns of
 // it, and its CheckExchangeable expects the untied share outside.
 func TestReview47ForClassTie(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	cal := binaryBundle(rng, 400, 32, 2, 0.08)
-	cal.Labels = make([]int64, cal.N)
-	for i := range cal.Labels {
-		cal.Labels[i] = int64(i % 2)
-	}
-	s, err := Calibrate(geometry.Ball{D: 32}, cal, 0.1, Options{Mode: Class})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := binaryClassSet(t)
 	checked := 0
 	for _, k := range s.Classes {
 		if !k.Tie.material(k.N, k.Rank) {

@@ -2,10 +2,7 @@ package conformal
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
-	"slices"
-	"unsafe"
 
 	"github.com/ccsets/ccs/bundle"
 )
@@ -69,43 +66,17 @@ const tieRemedy = "scores that take few values (binary or quantised embeddings, 
 
 // copies counts the units of cal (anchor i with its j-th positive) that
 // repeat an earlier unit exactly: the same anchor embedding and the same
-// positive embedding, bit for bit — a record exported twice. The rank
-// counts each copy as a unit of its own, exchangeable with a test anchor,
-// which it is not.
+// positive embedding, bit for bit — a record exported twice
+// (bundle.CountCopies of the units' rows side by side). The rank counts
+// each copy as a unit of its own, exchangeable with a test anchor, which
+// it is not.
 func copies(cal *bundle.Bundle, units [][2]int) int {
-	if len(units) < 2 {
-		return 0
+	d := cal.D
+	rows := make([]float32, 0, 2*d*len(units))
+	for _, u := range units {
+		rows = append(append(rows, cal.Anchor(u[0])...), cal.Positive(u[0], u[1])...)
 	}
-	seed := maphash.MakeSeed()
-	seen := make(map[uint64][]int, len(units))
-	n := 0
-	bytesOf := func(v []float32) []byte {
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
-	}
-	same := func(a, b [2]int) bool {
-		return slices.Equal(bytesOf(cal.Anchor(a[0])), bytesOf(cal.Anchor(b[0]))) &&
-			slices.Equal(bytesOf(cal.Positive(a[0], a[1])), bytesOf(cal.Positive(b[0], b[1])))
-	}
-	for u, p := range units {
-		var h maphash.Hash
-		h.SetSeed(seed)
-		h.Write(bytesOf(cal.Anchor(p[0])))
-		h.Write(bytesOf(cal.Positive(p[0], p[1])))
-		k := h.Sum64()
-		dup := false
-		for _, v := range seen[k] {
-			if same(units[v], p) {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			n++
-			continue
-		}
-		seen[k] = append(seen[k], u)
-	}
-	return n
+	return bundle.CountCopies(rows, 2*d)
 }
 
 // quantisedValues is the most distinct coordinate values the units'

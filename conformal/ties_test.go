@@ -113,9 +113,11 @@ func TestTie(t *testing.T) {
 	}
 }
 
-// TestTieClasses: each class's threshold records its own tie, and a
-// class-conditional set names the classes that tie.
-func TestTieClasses(t *testing.T) {
+// binaryClassSet is a class-conditional ℓ2 ball at α = 0.1 on 400 binary
+// anchors of two classes (binaryBundle's, two positives each): scores of
+// 33 values, which tie.
+func binaryClassSet(t *testing.T) *Set {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
 	cal := binaryBundle(rng, 400, 32, 2, 0.08)
 	cal.Labels = make([]int64, cal.N)
@@ -126,6 +128,13 @@ func TestTieClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestTieClasses: each class's threshold records its own tie, and a
+// class-conditional set names the classes that tie.
+func TestTieClasses(t *testing.T) {
+	s := binaryClassSet(t)
 	if s.Calibration.Tie != nil {
 		t.Errorf("a class set's own tie %+v: its classes say theirs", s.Calibration.Tie)
 	}
@@ -182,6 +191,23 @@ func TestTieFileRefused(t *testing.T) {
 		{"at the rank", tie.ReplaceAllString(file, `"at_or_below": `+strconv.Itoa(s.Calibration.Rank)), "want below < rank < at_or_below ≤ n"},
 		{"copies", strings.Replace(file, `"n": 300,`, `"n": 300, "copies": 300,`, 1), "calibration.copies 300"},
 	} {
+		if _, err := ReadJSON(strings.NewReader(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// A class's copies beyond its units, and a field a newer ccs writes.
+	b.Reset()
+	if err := binaryClassSet(t).WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	file = regexp.MustCompile(`,\n  "checksum": "[^"]*"`).ReplaceAllString(b.String(), "")
+	for _, c := range []struct{ name, file, want string }{
+		{"class copies", file[:strings.Index(file, `"classes"`)] + strings.Replace(file[strings.Index(file, `"classes"`):], `"rank": `, `"copies": 1000, "rank": `, 1), "classes[0].copies 1000: want 0 ≤ copies < n"},
+		{"unknown field", strings.Replace(file, `"mode": "class"`, `"mode": "class", "from_the_future": 1`, 1), "a field this ccs does not know"},
+	} {
+		if !strings.Contains(c.file, `"copies": 1000`) && c.name == "class copies" {
+			t.Fatalf("%s: the edit missed:\n%s", c.name, c.file)
+		}
 		if _, err := ReadJSON(strings.NewReader(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -155,13 +156,7 @@ func imaged(g geometry.Geometry, b *bundle.Bundle, qs []float64) func() anchorSc
 	if !ok || b.PositiveIndex == nil || b.HasNegatives() && b.NegativeIndex == nil {
 		return nil
 	}
-	posPool, negPool := b.PositivePool, b.Pool
-	if posPool == nil {
-		posPool = b.Anchors
-	}
-	if negPool == nil {
-		negPool = b.Anchors
-	}
+	posPool, negPool := b.Pools()
 	d := b.D
 	rows := b.N
 	if b.PositivePool != nil {
@@ -199,9 +194,7 @@ func imaged(g geometry.Geometry, b *bundle.Bundle, qs []float64) func() anchorSc
 					undecided = undecided || math.Abs(s-q) <= tol
 				}
 				if undecided { // Scores', on the difference as the bundle makes it
-					for k := range diff {
-						diff[k] = a[k] - z[k]
-					}
+					kernel.Sub(diff, a, z)
 					s = g.Scores(one, diff)[0]
 				}
 				dst[j] = s

@@ -320,6 +320,6 @@ func HighDimWarning(d int, methods []Method) string {
 	if light != nil {
 		keep = fmt.Sprintf(" -rows %s (rows=%q in Python) keeps those whose cost grows with d alone;", strings.Join(light, ","), strings.Join(light, ","))
 	}
-	return fmt.Sprintf("d = %d: %s cost d² to d³ a step — at d = 3 072 on 2 cores a single-norm epoch took about 4 minutes (15 000 fit anchors), up to 150 epochs a fit, the ellipsoid's Σ minutes a cell, an evaluation of a single-norm set 11 minutes —, so these rows may take hours to days;%s or project the embeddings to fewer dimensions first (docs/your-data.md, \"High dimensions\")",
+	return fmt.Sprintf("d = %d: %s, at a cost d² to d³ a step — at d = 3 072 on 2 cores a single-norm epoch took about 4 minutes (15 000 fit anchors), up to 150 epochs a fit, and the ellipsoid's Σ minutes a cell —, may take hours to days;%s or project the embeddings to fewer dimensions first (docs/your-data.md, \"High dimensions\")",
 		d, strings.Join(heavy, ", "), keep)
 }

@@ -351,7 +351,7 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 	}
 	out.raw("monitor", head["monitor"])
 	msg := ood.KnownWarning(pooled, calibrated, m, true)
-	if tie := test.TieWarning(set.OOD); tie != "" { // the set's scores tie where the test flags
+	if tie := o.tieWarning(test, set.OOD); tie != "" { // the set's scores tie where the test flags
 		msg = strings.TrimPrefix(msg+"; "+tie, "; ")
 	}
 	if msg != "" {

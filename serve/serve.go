@@ -366,6 +366,27 @@ type oodState struct {
 	// scores 0, p-value 1).
 	pool *bundle.RowIndex
 	cal  *bundle.RowFilter
+	// ties holds the test's TieWarning a level (ood.Test → string),
+	// computed once: every answer at that level repeats it; at most
+	// maxTieLevels levels are kept (clients choose them).
+	ties  sync.Map
+	nTies atomic.Int32
+}
+
+// maxTieLevels is how many levels' tie warnings a set's OOD test keeps.
+const maxTieLevels = 64
+
+// tieWarning is the set's TieWarning at test (cal, the set's OOD
+// calibration), computed once a level, for the first maxTieLevels.
+func (o *oodState) tieWarning(test ood.Test, cal *conformal.OODCalibration) string {
+	if w, ok := o.ties.Load(test); ok {
+		return w.(string)
+	}
+	w := test.TieWarning(cal)
+	if o.nTies.Add(1) <= maxTieLevels {
+		o.ties.Store(test, w)
+	}
+	return w
 }
 
 // Server serves fitted sets. Its handler is safe for concurrent use.
