@@ -24,6 +24,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/report"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
 )
@@ -684,7 +685,7 @@ func TestCompareJob(t *testing.T) {
 		t.Errorf("one label: %v; document has one_label %v, text %v", err, strings.Contains(string(doc1), `"one_label": "joy"`), strings.Contains(text1, `One label: "joy"`))
 	}
 	var page strings.Builder
-	if err := writeReport(&page, "", [][]byte{doc}); err != nil || !strings.Contains(page.String(), "<html") {
+	if err := writeReport(&page, report.HTML, "", [][]byte{doc}); err != nil || !strings.Contains(page.String(), "<html") {
 		t.Errorf("report: %v", err)
 	}
 	zero := 0
@@ -707,7 +708,7 @@ func TestCompareJob(t *testing.T) {
 		docs [][]byte
 		want string
 	}{{nil, "report: no results"}, {[][]byte{[]byte(`{"kind": "nope"}`)}, "report: result 0: "}} {
-		if err := writeReport(io.Discard, "", tc.docs); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := writeReport(io.Discard, report.HTML, "", tc.docs); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("report of %q: %v, want %q", tc.docs, err, tc.want)
 		}
 	}

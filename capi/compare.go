@@ -433,13 +433,14 @@ func writePlots(dir string, docs [][]byte) ([]string, error) {
 }
 
 // writeReport is ccs report on documents given as JSON (each what a
-// command's -json or ccs.compare wrote): one self-contained HTML page.
-func writeReport(w io.Writer, title string, docs [][]byte) error {
+// command's -json or ccs.compare wrote): one self-contained HTML page, or
+// the tables as Markdown or LaTeX (format, report.FormatOf's).
+func writeReport(w io.Writer, format, title string, docs [][]byte) error {
 	ds, err := readDocuments("report", docs)
 	if err != nil {
 		return err
 	}
-	return report.Write(w, title, ds) // "": the report's own default title
+	return report.WriteFormat(w, format, title, ds) // "": the report's own default title
 }
 
 // readDocuments reads result documents given as JSON for what (report,

@@ -48,6 +48,7 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/jsonfloat"
+	"github.com/ccsets/ccs/report"
 	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/table"
 )
@@ -550,7 +551,11 @@ func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return atomicfile.Write(C.GoString(path), func(w io.Writer) error { return writeReport(w, C.GoString(title), bs) })
+		format, err := report.FormatOf(C.GoString(path))
+		if err != nil {
+			return fmt.Errorf("report: path %w", err)
+		}
+		return atomicfile.Write(C.GoString(path), func(w io.Writer) error { return writeReport(w, format, C.GoString(title), bs) })
 	})
 }
 

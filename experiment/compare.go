@@ -1270,7 +1270,7 @@ func (t *CompareTable) WriteLaTeX(w io.Writer) error {
 	for i, row := range grid {
 		cells := make([]string, len(row))
 		for c, cell := range row {
-			cells[c] = latexCell(cell)
+			cells[c] = LaTeXEscape(cell)
 		}
 		b.WriteString(strings.Join(cells, " & ") + " \\\\\n")
 		if i == 0 {
@@ -1282,12 +1282,19 @@ func (t *CompareTable) WriteLaTeX(w io.Writer) error {
 	return err
 }
 
-// latexReplacer writes a cell's text as LaTeX: its special characters
-// escaped, and the symbols the tables use in math mode.
+// LaTeXEscape writes text of ccs's tables and notes as LaTeX for
+// pdfLaTeX: its special characters escaped, and the symbols and Greek
+// letters the tables and notes use in math mode (± as $\pm$, α as
+// $\alpha$, ℓ2 as $\ell_2$); other characters are kept as they are.
+func LaTeXEscape(s string) string { return latexReplacer.Replace(s) }
+
 var latexReplacer = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `%`, `\%`, `&`, `\&`, `#`, `\#`, `_`, `\_`, `$`, `\$`, `{`, `\{`, `}`, `\}`,
 	`~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
-	"±", `$\pm$`, "↑", `$\uparrow$`, "↓", `$\downarrow$`, "—", `---`, "≤", `$\le$`, "<", `$<$`, ">", `$>$`,
-	"ℓ2", `$\ell_2$`, "ℓ", `$\ell$`, "α", `$\alpha$`, "δ", `$\delta$`)
-
-func latexCell(s string) string { return latexReplacer.Replace(s) }
+	"±", `$\pm$`, "↑", `$\uparrow$`, "↓", `$\downarrow$`, "—", `---`, "–", `--`, "≤", `$\le$`, "≥", `$\ge$`,
+	"<", `$<$`, ">", `$>$`, "−", `$-$`, "×", `$\times$`, "·", `$\cdot$`, "…", `\ldots{}`, "→", `$\to$`,
+	"≈", `$\approx$`, "≠", `$\neq$`, "∞", `$\infty$`, "‖", `$\|$`, "⌈", `$\lceil$`, "⌉", `$\rceil$`, "√", `$\surd$`,
+	"ᵀ", `$^\top$`, "¹", `$^1$`, "²", `$^2$`, "³", `$^3$`, "⁴", `$^4$`, "⁵", `$^5$`, "⁶", `$^6$`, "⁻", `$^-$`, "§", `\S{}`,
+	"’", `'`, "‘", "`", "“", "``", "”", `''`,
+	"ℓ2", `$\ell_2$`, "ℓ", `$\ell$`, "α", `$\alpha$`, "δ", `$\delta$`, "λ", `$\lambda$`, "τ", `$\tau$`,
+	"Σ", `$\Sigma$`, "φ", `$\varphi$`, "θ", `$\theta$`, "μ", `$\mu$`, "σ", `$\sigma$`, "ε", `$\varepsilon$`)

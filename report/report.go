@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
 )
 
 // Paper is the paper the tables reproduce, as the report cites it.
@@ -45,6 +46,9 @@ type block struct {
 	Title, Protocol string
 	Notes           []string // prose before the first grid that is no caption
 	Tables          []table
+	// Body is the text after the title's paragraph as the result prints
+	// it: the grids with their captions and notes (WriteMarkdown's).
+	Body string
 }
 
 type field struct{ Name, Value string }
@@ -62,17 +66,12 @@ type fig struct {
 	SVG               template.HTML
 }
 
-// Write renders docs (in the order given) as one HTML page titled title
-// (ReproducedTitle or ResultsTitle when it is empty), with a list of its sections at the top, each headed by its kind's
-// heading (experiment.Kind). Several documents of one kind
-// (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
-// get sections KIND, KIND-2, …, headed by their first table's title too
-// (by their commands where the titles are alike, and by their number if
-// that is not enough to tell them apart), and their figures' ids that
-// prefix; figure ids start with "fig-".
-func Write(w io.Writer, title string, docs []*experiment.Document) error {
-	var secs []section
-	reproduced := len(docs) > 0 // every document's command a ccs reproduce
+// sections are docs' sections of a report titled title (its default
+// where empty, returned), each document's tables parsed from its text and,
+// with figures, its figures drawn; reproduced reports whether every
+// document is ccs reproduce's.
+func sections(title string, docs []*experiment.Document, figures bool) (secs []section, _ string, reproduced bool, err error) {
+	reproduced = len(docs) > 0 // every document's command a ccs reproduce
 	seen, count := map[string]int{}, map[string]int{}
 	for _, d := range docs {
 		count[d.Kind]++
@@ -85,23 +84,25 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			s.ID = fmt.Sprintf("%s-%d", d.Kind, seen[d.Kind])
 		}
 		if err := d.Check(); err != nil {
-			return err
+			return nil, "", false, err
 		}
 		for _, t := range d.Result.Texts() {
 			var b bytes.Buffer
 			if err := t.WriteText(&b); err != nil {
-				return fmt.Errorf("%s: %w", d.Kind, err)
+				return nil, "", false, fmt.Errorf("%s: %w", d.Kind, err)
 			}
 			s.Blocks = append(s.Blocks, parseText(b.String()))
 		}
-		figs, err := d.Figures()
-		if err != nil {
-			return err
+		var figs []*figure.Figure
+		if figures {
+			if figs, err = d.Figures(); err != nil {
+				return nil, "", false, err
+			}
 		}
 		for _, f := range figs {
 			svg, err := f.SVGString()
 			if err != nil {
-				return fmt.Errorf("figure %s: %w", f.Name, err)
+				return nil, "", false, fmt.Errorf("figure %s: %w", f.Name, err)
 			}
 			id := "fig-" + f.Name // apart from the sections' ids (the p-norm figure is named pnorm)
 			if s.ID != d.Kind {
@@ -147,6 +148,22 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 		if reproduced {
 			title = ReproducedTitle
 		}
+	}
+	return secs, title, reproduced, nil
+}
+
+// Write renders docs (in the order given) as one HTML page titled title
+// (ReproducedTitle or ResultsTitle when it is empty), with a list of its sections at the top, each headed by its kind's
+// heading (experiment.Kind). Several documents of one kind
+// (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
+// get sections KIND, KIND-2, …, headed by their first table's title too
+// (by their commands where the titles are alike, and by their number if
+// that is not enough to tell them apart), and their figures' ids that
+// prefix; figure ids start with "fig-".
+func Write(w io.Writer, title string, docs []*experiment.Document) error {
+	secs, title, reproduced, err := sections(title, docs, true)
+	if err != nil {
+		return err
 	}
 	return page.Execute(w, struct {
 		Title, Paper string
@@ -199,6 +216,14 @@ func parseText(s string) block {
 		paras = append(paras, cur)
 	}
 	var b block
+	b.Body = strings.TrimSpace(s)
+	if len(paras) > 0 && !isGrid(paras[0][0]) {
+		if _, rest, ok := strings.Cut(b.Body, "\n\n"); ok {
+			b.Body = strings.TrimSpace(rest)
+		} else {
+			b.Body = ""
+		}
+	}
 	for i, p := range paras {
 		text := strings.Join(p, " ")
 		switch {

@@ -25,12 +25,12 @@ type reportOptions struct {
 }
 
 func reportCommand() *command {
-	return &command{name: "report", args: "(-in RESULTS_DIR | RESULT.json…) -out report.html [-title TITLE]",
-		short: "write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files",
+	return &command{name: "report", args: "(-in RESULTS_DIR | RESULT.json…) -out report.html|report.md|tables.tex [-title TITLE]",
+		short: "write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files; or their tables as Markdown (.md) or LaTeX (.tex)",
 		flags: func(fs *flag.FlagSet) runner {
 			var o reportOptions
 			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR, ccs compare -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+"), and any other result document in it")
-			fs.StringVar(&o.Out, "out", "", "the HTML `file` to write")
+			fs.StringVar(&o.Out, "out", "", "the `file` to write: .html (one page, figures inline), .md (the tables and notes as Markdown) or .tex (each table a LaTeX table float with booktabs' rules, for \\input; figures are ccs plot's)")
 			fs.StringVar(&o.Title, "title", "", "the page's title (default \""+report.ReproducedTitle+"\" for results of ccs reproduce only, else \""+report.ResultsTitle+"\")")
 			return func(ctx context.Context, out *output) error {
 				o.Files = fs.Args() // after -in's documents, in the order given: two of one kind (the sensitivity analysis on sim and on fmnist) both appear
@@ -43,11 +43,14 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	if err := required("report", "out", o.Out); err != nil {
 		return err
 	}
-	switch strings.ToLower(filepath.Ext(o.Out)) {
-	case ".md", ".markdown", ".txt", ".json", ".pdf":
-		// A report is one HTML page, figures inline; a file named for
-		// another format would hold HTML unsaid.
-		return usagef("report: -out %s: a report is an HTML page (figures inline): give a .html file; the Markdown tables are what compare and evaluate print (ccs compare … > table.md), the JSON their -json", o.Out)
+	if fi, err := os.Stat(o.Out); err == nil && fi.IsDir() {
+		return usagef("report: -out %s is a directory: give the file to write (%s)", o.Out, filepath.Join(o.Out, "report.html"))
+	}
+	format, err := report.FormatOf(o.Out)
+	if err != nil {
+		// A file named for another format (.txt, .json, .pdf) would hold
+		// HTML unsaid.
+		return usagef("report: -out %v (the JSON is the results' own: ccs compare -json, -out DIR)", err)
 	}
 	if o.In == "" && len(o.Files) == 0 {
 		return usagef("report: give -in RESULTS_DIR or result files")
@@ -109,10 +112,7 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 		}
 		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs compare -out %s or ccs reproduce -out %s)", o.In, experiment.KindNames(), o.In, o.In)
 	}
-	if fi, err := os.Stat(o.Out); err == nil && fi.IsDir() {
-		return usagef("report: -out %s is a directory: give the HTML file to write (%s)", o.Out, filepath.Join(o.Out, "report.html"))
-	}
-	err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.Write(w, o.Title, docs) })
+	err = atomicfile.Write(o.Out, func(w io.Writer) error { return report.WriteFormat(w, format, o.Title, docs) })
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

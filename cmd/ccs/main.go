@@ -19,7 +19,7 @@
 //	ood            score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates
 //	reproduce      reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; pnorm: the isotropic p-ball at fixed coverage and fixed volume; sensitivity: the sensitivity analysis; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)
 //	plot           draw the figures of result documents (the -json or -out of ccs reproduce, compare, evaluate, coverage-check and ood; a results directory's TABLE.json) as PNG and SVG
-//	report         write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files
+//	report         write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files; or their tables as Markdown (.md) or LaTeX (.tex)
 //	serve          serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)
 //	retrieve       list the collection items inside a fitted set around an anchor, or around each of m anchors (retrieval with expected recall ≥ 1−α)
 //	collection     manage collections in a database (load: write an .npz/.npy/.parquet collection into ClickHouse)

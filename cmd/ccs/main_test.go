@@ -126,7 +126,7 @@ func TestUsageErrors(t *testing.T) {
 		{"compare-allow-infinite", []string{"compare", "-data", "d", "-allow-infinite"}},
 		{"compare-head-dim-rows", []string{"compare", "-data", "d", "-head-dim", "4"}},
 		{"compare-head-dim", []string{"compare", "-data", "d", "-rows", "infonce", "-head-dim", "-1"}},
-		{"report-markdown", []string{"report", "-in", "results", "-out", "report.md"}},
+		{"report-pdf", []string{"report", "-in", "results", "-out", "report.pdf"}},
 		{"evaluate-unlabeled", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-unlabeled", "drop"}},
 		{"bundle-kneg-hard", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-k", "4", "-kneg-hard", "5"}},
 		{"bundle-sessions-labels", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-sessions", "s.txt", "-out", "d"}},

@@ -49,6 +49,21 @@ func TestReportCommand(t *testing.T) {
 			}
 		}
 	}
+	// The tables alone, as Markdown and as LaTeX, by the file's name; a
+	// name of another format is a usage error, naming the three.
+	for _, c := range []struct{ name, want string }{{"t.md", "| Conformal Ball (ℓ2) "}, {"t.tex", "Conformal Ball ($\\ell_2$) & "}} {
+		path := filepath.Join(dir, c.name)
+		if _, err := ccs("report", "-in", res, "-out", path); err != nil {
+			t.Fatalf("-out %s: %v", c.name, err)
+		}
+		b, _ := os.ReadFile(path)
+		if !strings.Contains(string(b), c.want) || strings.Contains(string(b), "<html") {
+			t.Errorf("-out %s: %q lacks %q", c.name, b[:min(len(b), 600)], c.want)
+		}
+	}
+	if _, err := ccs("report", "-in", res, "-out", filepath.Join(dir, "r.pdf")); !isUsage(err) || !strings.Contains(err.Error(), ".tex (LaTeX tables), not .pdf") {
+		t.Errorf("-out r.pdf: %v, want a usage error naming .html, .md and .tex", err)
+	}
 	// A result under a name of the user's own is read from -in too, and
 	// said; a set file beside it is not a result.
 	other := filepath.Join(dir, "other")
@@ -81,7 +96,7 @@ func TestReportCommand(t *testing.T) {
 		want  string
 	}{
 		{[]string{"-out", filepath.Join(dir, "r.html"), npz}, false, "cal.npz: not a result document (JSON from ccs compare -json"},
-		{[]string{"-in", res, "-out", dir}, true, "is a directory: give the HTML file to write"},
+		{[]string{"-in", res, "-out", dir}, true, "is a directory: give the file to write"},
 		{[]string{"-in", dir, "-out", filepath.Join(dir, "r.html")}, false, "written by ccs compare -out"},
 	} {
 		_, err := ccs(append([]string{"report"}, c.args...)...)

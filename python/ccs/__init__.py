@@ -1655,7 +1655,9 @@ def report(results, path, *, title=None):
     """Writes one self-contained HTML page of results, as ccs report does:
     each a Comparison, a JSON document's path (ccs compare -json, ccs
     reproduce -json, …), its text or a Comparison's .document (a dict);
-    one of them alone may be given as it is."""
+    one of them alone may be given as it is. A path ending .md writes the
+    tables and their notes as Markdown, .tex each table as a LaTeX table
+    float (booktabs' rules, for \\input); the figures are then ccs.plot's."""
     call(lib.ccs_report, _documents(results, "report"), (title or "").encode(), _path(path))
 
 

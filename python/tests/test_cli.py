@@ -1445,6 +1445,11 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     ccs.report([got], tmp_path / "py.html")
     ccs.report(tmp_path / "compare.json", tmp_path / "path.html")  # one result alone, as it is
     assert same_file(tmp_path / "py.html", tmp_path / "cli.html") and same_file(tmp_path / "path.html", tmp_path / "cli.html")
+    for ext in ("md", "tex"):  # the tables alone, by the file's name, as the command writes them
+        cli("report", "-out", tmp_path / f"cli.{ext}", tmp_path / "compare.json")
+        ccs.report(got, tmp_path / f"py.{ext}")
+        assert same_file(tmp_path / f"py.{ext}", tmp_path / f"cli.{ext}")
+    assert "\\begin{tabular}" in (tmp_path / "py.tex").read_text() and "| Conformal Ball (ℓ2)" in (tmp_path / "py.md").read_text()
 
 
 def test_compare_sizes_equal_ccs_compare(labelled, cli, tmp_path):

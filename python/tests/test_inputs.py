@@ -503,6 +503,7 @@ ERRORS = [
      "compare: out and sets: give one (out keeps the sets in /tmp/o/sets/compare)"),
     ("report not a result", lambda s, a: ccs.report([1], "/tmp/x.html"), TypeError, "report: want Comparisons"),
     ("report bad JSON", lambda s, a: ccs.report(['{"kind": "nope"}'], "/tmp/x.html"), ValueError, "report: result 0: "),
+    ("report pdf", lambda s, a: ccs.report(['{"kind": "nope"}'], "/tmp/x.pdf"), ValueError, "report: path /tmp/x.pdf: a report is .html (one page, figures inline), .md (Markdown tables) or .tex (LaTeX tables), not .pdf"),
     ("plot not a result", lambda s, a: ccs.plot([1], "/tmp/ccs-plot-bad"), TypeError, "plot: want Comparisons"),
     ("plot bad JSON", lambda s, a: ccs.plot(['{"kind": "nope"}'], "/tmp/ccs-plot-bad"), ValueError, "plot: result 0: "),
     ("plot no results", lambda s, a: ccs.plot([], "/tmp/ccs-plot-bad"), ValueError, "plot: no results"),
