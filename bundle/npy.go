@@ -113,6 +113,21 @@ type DtypeError struct {
 
 func (e *DtypeError) Error() string { return e.msg }
 
+// ElementError is a float64 value of an .npy array that float32 cannot
+// hold (Narrow's refusal: beyond its range, or nonzero and rounded to
+// zero), named by its place: what a caller that names the element in its
+// own words (a service's body[i][j]) reads.
+type ElementError struct {
+	Index string  // the element, as [i][j] (C order, or the file's Fortran order)
+	Value float64 // the value read
+	Err   error   // Narrow's
+}
+
+func (e *ElementError) Error() string {
+	return fmt.Sprintf("element %s = %g %v", e.Index, e.Value, e.Err)
+}
+func (e *ElementError) Unwrap() error { return e.Err }
+
 // TooLargeError is a .npy header that announces more values than the
 // reader's cap (DecodeNPY's maxElems), refused before anything is read:
 // its shape tells a caller whether the array has too many rows or another
@@ -458,7 +473,7 @@ func readData(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bo
 				v := float32(x)
 				if v == 0 && x != 0 || math.IsInf(float64(v), 0) && !math.IsInf(x, 0) {
 					_, err := Narrow(x)
-					return fmt.Errorf("element %s = %g %v", index(done+e, a.Shape, fortran), x, err)
+					return &ElementError{Index: index(done+e, a.Shape, fortran), Value: x, Err: err}
 				}
 				dst[e] = v
 			}
@@ -479,7 +494,7 @@ func readData(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bo
 					x := math.Float64frombits(t.order.Uint64(b))
 					var err error
 					if v, err = Narrow(x); err != nil {
-						return fmt.Errorf("element %s = %g %v", index(done+e, a.Shape, fortran), x, err)
+						return &ElementError{Index: index(done+e, a.Shape, fortran), Value: x, Err: err}
 					}
 				}
 				f32 = append(f32, v)

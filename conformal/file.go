@@ -212,8 +212,11 @@ func readBytes(data []byte) (*Set, error) {
 		if err := checkChecksum(data, f.Checksum); err != nil {
 			return nil, err
 		}
+		s.file = f.Checksum
 	} else {
 		s.unchecked = true // said by Warnings
+		sum := sha256.Sum256(data)
+		s.file = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return s, nil
 }

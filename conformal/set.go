@@ -228,7 +228,18 @@ type Set struct {
 	// by hand, by a ccs before checksums, or by a tool that dropped the
 	// field): its threshold cannot be checked against calibration's.
 	unchecked bool
+	// file is FileChecksum's: the checksum of the file the set was read
+	// from.
+	file string
 }
+
+// FileChecksum names the file the set was read from (Load, Read):
+// "sha256:" and 64 hex digits, the file's own checksum field as ccs wrote
+// it (jq .checksum SET.json prints it), or, for a file without one, the
+// SHA-256 of its bytes; "" for a set not read from a file. A service
+// answers with it, so that a client can tell which file answered where a
+// name and a generation number repeat across restarts and replicas.
+func (s *Set) FileChecksum() string { return s.file }
 
 // Uncalibrated returns a set that holds a fitted geometry and no threshold;
 // Calibrate it before use.

@@ -287,7 +287,7 @@ func TestAdminReload(t *testing.T) {
 	if code, v := call(adminToken, "POST", "/v1/admin/reload"); code != 200 || v["generation"] != 2.0 {
 		t.Fatalf("reload: %d %v, want generation 2", code, v)
 	}
-	if want := `reloaded (POST /v1/admin/reload from 192.0.2.1:1234, token "ops"): generation 2; every set's OOD monitor starts afresh`; !strings.HasPrefix(logged.String(), want) {
+	if want := `reloaded (POST /v1/admin/reload from 192.0.2.1:1234, token "ops"): generation 2; OOD monitors kept for "ball" (set files unchanged)`; !strings.HasPrefix(logged.String(), want) {
 		t.Errorf("logged %q, want %q", logged.String(), want)
 	}
 	if _, v := call(adminToken, "GET", "/v1/sets"); v["generation"] != 2.0 {
@@ -333,7 +333,7 @@ func TestAdminReload(t *testing.T) {
 	if code, _ := call(third, "POST", "/v1/admin/reload"); code != 422 {
 		t.Errorf("a reload failing on its tokens: %d, want 422", code)
 	}
-	if want := "serving generation 4; the sets and collections were reloaded, generation 4, every OOD monitor starting afresh): tokens file"; !strings.Contains(logged.String(), want) {
+	if want := "serving generation 4; the sets and collections were reloaded, generation 4; OOD monitors kept for \"ball\" (set files unchanged)): tokens file"; !strings.Contains(logged.String(), want) {
 		t.Errorf("logged %q, want a line with %q", logged.String(), want)
 	}
 }

@@ -112,6 +112,7 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	a, err := bundle.DecodeNPYBytes(body, "body", mulCap(addCap(maxRows, 1), d))
 	var large *bundle.TooLargeError
 	var dtype *bundle.DtypeError
+	var elem *bundle.ElementError
 	switch {
 	case errors.As(err, &large) && len(large.Shape) == 2 && large.Shape[1] == d:
 		// Rows of the set's dimension, more than a request takes: the
@@ -124,6 +125,10 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 		// as an integer one, 422 in the service's words, not the file
 		// reader's list, which offers integers.
 		return nil, 0, invalid("body", ".npy body: dtype %q: must be floating point (float32, or float64 or float16, converted)", dtype.Descr)
+	case errors.As(err, &elem):
+		// A float64 body's value float32 cannot hold: as a JSON body's
+		// 1e39, 422 naming the element.
+		return nil, 0, invalid("body"+elem.Index, ".npy body: coordinate %g %v", elem.Value, elem.Err)
 	case err != nil:
 		return nil, 0, badRequest("body", "%v", err)
 	}

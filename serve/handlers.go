@@ -34,7 +34,10 @@ func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, err
 
 // setInfo is one set in GET /v1/sets.
 type setInfo struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Checksum names the set file served (conformal.Set.FileChecksum):
+	// what every answer about the set carries beside its generation.
+	Checksum string `json:"checksum"`
 	Geometry string `json:"geometry"`
 	Dim      int    `json:"dim"`
 	Head     string `json:"head,omitempty"`
@@ -88,7 +91,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 	var out []setInfo
 	for _, name := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[name]
-		info := setInfo{Name: name, Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
+		info := setInfo{Name: name, Checksum: set.FileChecksum(), Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
 			Threshold: number(set.Threshold), Guarantee: set.Guarantee(), Calibration: set.Calibration, Classes: classInfos(set), Warnings: st.warnings[name]}
 		if d := geometry.Describe(set.Geometry); d.Head() {
 			info.Head = fmt.Sprintf("%d→%d", d.HeadIn, d.HeadOut)
@@ -154,7 +157,7 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The class whose threshold judged, as /retrieve names it: the
 	// label's, or that of a set calibrated on one class's anchors.
-	keys, kv := []string{"set", "generation"}, []any{"set", name, "generation", st.generation}
+	keys, kv := []string{"set", "generation", "checksum"}, []any{"set", name, "generation", st.generation, "checksum", set.FileChecksum()}
 	if label, class := judged.Calibration.Class.LabelAndName(); label != nil {
 		keys, kv = append(keys, "label"), append(kv, "label", *label)
 		if class != "" {
@@ -321,13 +324,13 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		// The test of one class: its bound is over that class's inputs.
 		guarantee += fmt.Sprintf("; for inputs of class %s: this set's test is that class's alone, its pool and calibration of it (-ood-class), and says nothing of other classes' inputs", class)
 	}
-	head, err := fields("set", name, "generation", st.generation, "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
+	head, err := fields("set", name, "generation", st.generation, "checksum", set.FileChecksum(), "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
 		"k", o.test.Score.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", guarantee, "class", class, "fdr", fdr, "monitor", monitorOf(o.monitor))
 	if err != nil {
 		return err
 	}
 	out := newStream(w, http.StatusOK)
-	for _, name := range []string{"set", "generation", "threshold", "reference_rows", "k", "alpha_ood", "delta", "guarantee", "class"} {
+	for _, name := range []string{"set", "generation", "checksum", "threshold", "reference_rows", "k", "alpha_ood", "delta", "guarantee", "class"} {
 		if (name != "delta" || test.Delta != 0) && (name != "class" || class != nil) { // omitted when 0, or none
 			out.raw(name, head[name])
 		}
@@ -423,7 +426,7 @@ func monitorOf(m *ood.Monitor) monitorState {
 
 // resetMonitor starts a set's OOD drift monitor afresh.
 func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
-	st, name, _, err := s.lookupSet(r)
+	st, name, set, err := s.lookupSet(r)
 	if err != nil {
 		return err
 	}
@@ -434,7 +437,7 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 	}
 	o.monitor.Reset()
 	s.logf("set %q: OOD monitor reset (POST %s): it starts afresh, its false-alarm bound δ from now", name, r.URL.Path)
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": monitorOf(o.monitor)})
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "checksum": set.FileChecksum(), "monitor": monitorOf(o.monitor)})
 }
 
 // retrieve answers the collection items inside the set around the anchor:
@@ -541,6 +544,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, struct {
 		Set        string         `json:"set"`
 		Generation uint64         `json:"generation"`
+		Checksum   string         `json:"checksum"`
 		Collection string         `json:"collection"`
 		Label      *int64         `json:"label,omitempty"`
 		Class      string         `json:"class,omitempty"`
@@ -549,7 +553,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		Truncated  bool           `json:"truncated"`
 		Hits       []retrieve.Hit `json:"hits"`
 		Warnings   []string       `json:"warnings,omitempty"`
-	}{name, st.generation, req.collection, label, class, number(set.Threshold), total, total > len(hits), hits, warnings})
+	}{name, st.generation, set.FileChecksum(), req.collection, label, class, number(set.Threshold), total, total > len(hits), hits, warnings})
 }
 
 // itemsOf is " of the collection's n items", or "" where n < 0 (a

@@ -53,10 +53,17 @@ type LoadResult struct {
 	FirstError string        `json:"first_error,omitempty"`
 }
 
-// String is a one-line account of the result.
+// String is a one-line account of the result: the requests answered (and
+// of them refused), and those no answer came for (a connection refused or
+// cut: Errors beyond Refused), apart, so that a server that went away
+// mid-run does not read as more errors than requests.
 func (r LoadResult) String() string {
-	return fmt.Sprintf("%d requests (%d errors) in %v: %.0f req/s, latency p50 %v p90 %v p99 %v max %v",
-		r.Requests, r.Errors, r.Elapsed.Round(time.Millisecond), r.Throughput, r.P50, r.P90, r.P99, r.Max)
+	lost := ""
+	if n := r.Errors - r.Refused; n > 0 {
+		lost = fmt.Sprintf(", %d not answered (connection refused or cut)", n)
+	}
+	return fmt.Sprintf("%d requests answered (%d refused)%s in %v: %.0f req/s, latency p50 %v p90 %v p99 %v max %v",
+		r.Requests, r.Refused, lost, r.Elapsed.Round(time.Millisecond), r.Throughput, r.P50, r.P90, r.P99, r.Max)
 }
 
 // LoadTest runs cfg against a server. It is bounded: it needs a positive

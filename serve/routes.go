@@ -2,11 +2,13 @@ package serve
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -186,6 +188,9 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 		sw := w.(*statusWriter) // counted's: the status it counts
 		defer func() {
 			if p := recover(); p != nil {
+				// The operator's log gets the panic and its stack: the
+				// client's 500 alone leaves nothing to debug on the server.
+				s.logf("internal error: %s %s: panic: %v\n%s", r.Method, quote(r.URL.Path), p, debug.Stack())
 				writeError(sw, &apiError{status: http.StatusInternalServerError, code: "internal", msg: fmt.Sprint("internal error: ", p)})
 			}
 		}()
@@ -229,6 +234,10 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 				// server's error: counted as 499 like a cancelled request.
 				sw.status = 499
 				return
+			}
+			var e *apiError
+			if !errors.As(err, &e) {
+				s.logf("internal error: %s %s: %v", r.Method, quote(r.URL.Path), err) // a 500: the server's, not the request's
 			}
 			writeError(sw, err)
 		}

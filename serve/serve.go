@@ -46,6 +46,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -464,7 +465,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("serve: give both a TLS certificate and its key, or neither")
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), inflight: make(chan struct{}, cfg.MaxInflight), bodies: semaphore.NewWeighted(cfg.BodyMemory)}
-	if _, err := s.reload(); err != nil {
+	if _, _, err := s.reload(); err != nil {
 		s.Close() // the database connections opened so far
 		return nil, err
 	}
@@ -611,34 +612,90 @@ func newOODState(set *conformal.Set, delta float64, limit int, seed uint64) (*oo
 // Reload reads every file again, in three parts each taken on its own: the
 // tokens file, the TLS certificate, and the sets with their collections,
 // which if all valid are served as the next generation. A part that fails
-// keeps its previous version, and Reload returns every failure. The new
-// generation's OOD monitors start afresh (a set's calibration may have
-// changed). Reloads are serialized. Trigger says what asked for the
-// reload ("SIGHUP", …); it is logged with the outcome (Config.Logger).
+// keeps its previous version, and Reload returns every failure. In the new
+// generation a set whose file is unchanged (its FileChecksum) keeps its OOD
+// drift monitor — a reload that rotates tokens or renews a certificate
+// neither wipes a raised alarm nor restarts the count — and a set whose
+// file changed starts a monitor afresh (its calibration may have changed),
+// a raised alarm so discarded logged with its value. Reloads are
+// serialized. Trigger says what asked for the reload ("SIGHUP", …); it is
+// logged with the outcome (Config.Logger).
 func (s *Server) Reload(trigger string) error {
 	prev := s.state.Load().generation
-	gen, err := s.reload()
+	gen, mon, err := s.reload()
+	for _, line := range mon.dropped {
+		s.logf("%s", line)
+	}
 	if err != nil {
 		s.reloads.WithLabelValues("failed").Inc()
 		sets := ""
-		if gen != prev { // the sets' part went through: a new generation, its monitors afresh
-			sets = fmt.Sprintf("; the sets and collections were reloaded, generation %d, every OOD monitor starting afresh", gen)
+		if gen != prev { // the sets' part went through: a new generation
+			sets = fmt.Sprintf("; the sets and collections were reloaded, generation %d%s", gen, mon.summary())
 		}
 		s.logf("reload failed (%s; the parts that failed keep their previous version; serving generation %d%s): %v", trigger, gen, sets, err)
 		return err
 	}
 	s.reloads.WithLabelValues("ok").Inc()
-	monitors := ""
-	if st := s.state.Load(); st != nil && len(st.ood) > 0 {
-		monitors = "; every set's OOD monitor starts afresh (its false-alarm bound δ holds from each start)"
-	}
-	s.logf("reloaded (%s): generation %d%s", trigger, gen, monitors)
+	s.logf("reloaded (%s): generation %d%s", trigger, gen, mon.summary())
 	// What start-up warns of, a reload does too: a collection replaced by
 	// one of another dimension.
 	for _, w := range s.Warnings() {
 		s.logf("warning: %s", w)
 	}
 	return nil
+}
+
+// monitorsKept says what a reload did with the OOD drift monitors: the
+// sets that kept theirs (the same file), those started afresh, and a log
+// line for each raised alarm discarded.
+type monitorsKept struct {
+	kept, fresh []string
+	dropped     []string
+}
+
+// keepMonitors gives each set of next whose file is old's (the same
+// FileChecksum under the same name) old's OOD state, its monitor going on.
+func keepMonitors(old, next *state) monitorsKept {
+	var mk monitorsKept
+	for _, name := range slices.Sorted(maps.Keys(next.ood)) {
+		o, set := old.ood[name], old.sets[name]
+		if o != nil && set != nil && set.FileChecksum() != "" && set.FileChecksum() == next.sets[name].FileChecksum() {
+			next.ood[name] = o
+			mk.kept = append(mk.kept, strconv.Quote(name))
+			continue
+		}
+		mk.fresh = append(mk.fresh, strconv.Quote(name))
+	}
+	for _, name := range slices.Sorted(maps.Keys(old.ood)) {
+		if o := old.ood[name]; next.ood[name] != o {
+			if m := o.monitor.State(); m.Alarm {
+				why := "its set file changed"
+				if next.sets[name] == nil {
+					why = "the set is no longer served"
+				} else if next.ood[name] == nil {
+					why = "its new set file has no OOD calibration"
+				}
+				mk.dropped = append(mk.dropped, fmt.Sprintf("set %q: its OOD drift monitor was in alarm (martingale %.3g reached 1/δ = %g at input %d; %d inputs seen) and is discarded: %s",
+					name, m.Max, 1/m.Delta, m.AlarmAt, m.N, why))
+			}
+		}
+	}
+	return mk
+}
+
+// summary is the reload's log line's part about the monitors.
+func (mk monitorsKept) summary() string {
+	var parts []string
+	if len(mk.kept) > 0 {
+		parts = append(parts, fmt.Sprintf("OOD monitors kept for %s (set files unchanged)", strings.Join(mk.kept, ", ")))
+	}
+	if len(mk.fresh) > 0 {
+		parts = append(parts, fmt.Sprintf("started afresh for %s (new set files: the false-alarm bound δ holds from each start)", strings.Join(mk.fresh, ", ")))
+	}
+	if parts == nil {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
 }
 
 // logf logs a line through Config.Logger, if there is one.
@@ -649,8 +706,8 @@ func (s *Server) logf(format string, args ...any) {
 }
 
 // reload is Reload without its count and log line; it returns the
-// generation served when it is done.
-func (s *Server) reload() (uint64, error) {
+// generation served when it is done, and which OOD monitors it kept.
+func (s *Server) reload() (uint64, monitorsKept, error) {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	// Each part is read and committed on its own: a revoked token takes
@@ -671,12 +728,14 @@ func (s *Server) reload() (uint64, error) {
 			s.cert.Store(&c)
 		}
 	}
+	var mon monitorsKept
 	if st, err := load(s.cfg, s.openCollection, s.cfg.MonitorSeed+s.loads.Add(1)-1); err != nil {
 		errs = append(errs, err)
 	} else {
 		st.generation = 1
 		if old := s.state.Load(); old != nil {
 			st.generation = old.generation + 1
+			mon = keepMonitors(old, st)
 		}
 		s.state.Store(st)
 	}
@@ -690,7 +749,7 @@ func (s *Server) reload() (uint64, error) {
 	// from Parquet held 1.86 GB resident for 0.46 GB of rows and copy.
 	debug.FreeOSMemory()
 	s.releases.Add(1)
-	return gen, errors.Join(errs...)
+	return gen, mon, errors.Join(errs...)
 }
 
 // Monitors is the number of sets served with an OOD drift monitor (those

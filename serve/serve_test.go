@@ -829,7 +829,7 @@ func TestWarnings(t *testing.T) {
 	if err := s.Reload("test"); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.String(); !strings.Contains(got, "reloaded (test): generation 2; every set's OOD monitor starts afresh (its false-alarm bound δ holds from each start)\nwarning: collection \"db\" has dimension 16, and no set has") {
+	if got := log.String(); !strings.Contains(got, "reloaded (test): generation 2; OOD monitors kept for \"ball\" (set files unchanged)\nwarning: collection \"db\" has dimension 16, and no set has") {
 		t.Errorf("the reload's log:\n%s", got)
 	}
 	// Three rows of dimension 16: a collection of 16 embeddings of the

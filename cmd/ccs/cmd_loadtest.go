@@ -64,6 +64,12 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 	if o.Concurrency < 1 || o.Rate < 0 || o.Requests < 0 {
 		return usagef("loadtest: want -concurrency at least 1, -rate and -requests ≥ 0")
 	}
+	if u, _ := url.Parse(o.URL); strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/ood") {
+		// The same point thousands of times is no exchangeable stream:
+		// the set's drift monitor raises its alarm, on whatever server
+		// this is.
+		out.warn(fmt.Sprintf("-url %s: the set's OOD drift monitor observes every point sent, and one body sent over and over raises its alarm (ccs_ood_martingale_alarm): reset it after (POST %s/monitor/reset, an admin token), or load-test a server of your own", u.Path, strings.TrimSuffix(u.Path, "/")))
+	}
 	body := []byte(o.Data)
 	if o.Body != "" {
 		var err error

@@ -2751,7 +2751,11 @@ class Client:
         d): empty arrays, as the Set methods answer, without scoring (the
         threshold from the listing, asked again). Many points go in requests
         of at most 16 MiB and 50 000 points each (a service's default limits
-        are 32 MiB and 100 000), their answers joined in order."""
+        are 32 MiB and 100 000), their answers joined in order — all of one
+        set file: a reload with another file between them makes the call
+        start again (three tries, then RuntimeError). The answer's "set",
+        "generation" and "checksum" (the served set file's, GET /v1/sets'
+        "checksum") say which set answered."""
         if label is not None:
             label = _label(label, "score: label")
         a, p = self._rows(anchor, "anchor", name, "score"), self._rows(points, "points", name, "score")
@@ -2764,19 +2768,31 @@ class Client:
         # The body's dtype is the anchor's and the points' together (a
         # float64 anchor widens float32 points).
         per = max(1, min(_SCORE_POINTS, _SCORE_BYTES // (np.result_type(a, p).itemsize * p.shape[1]) - 1))
-        scores, inside, warned = [], [], []
-        for lo in range(0, len(p), per):
-            try:
-                out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p[lo:lo + per]]), npy=True,
-                                    query={"label": label})
-            except ServiceError as e:
-                raise _in_call_terms(e, offset=lo) from None  # a later request's points numbered as the call's
-            warned += [w for w in out.get("warnings") or [] if w not in warned]
-            scores.append(np.asarray(out["scores"], dtype=np.float64))
-            inside.append(np.asarray(out["inside"], dtype=np.bool_))
+        for attempt in range(3):
+            scores, inside, warned, files = [], [], [], set()
+            for lo in range(0, len(p), per):
+                try:
+                    out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p[lo:lo + per]]), npy=True,
+                                        query={"label": label})
+                except ServiceError as e:
+                    raise _in_call_terms(e, offset=lo) from None  # a later request's points numbered as the call's
+                # The set file that answered: a reload between two of the
+                # call's requests would join two sets' answers as one.
+                files.add(out.get("checksum") or out.get("generation"))
+                if len(files) > 1:
+                    break
+                warned += [w for w in out.get("warnings") or [] if w not in warned]
+                scores.append(np.asarray(out["scores"], dtype=np.float64))
+                inside.append(np.asarray(out["inside"], dtype=np.bool_))
+            if len(files) == 1:
+                break
+        else:
+            raise RuntimeError(f"score: set {name!r} was reloaded with another set file while each of 3 tries of the "
+                               f"call's {-(-len(p) // per)} requests was answered: their answers would mix two sets' "
+                               "thresholds; call again once the service is stable, or send fewer points a call")
         _warn(warned)
         got = {"score": np.concatenate(scores), "inside": np.concatenate(inside), "threshold": out["threshold"]}
-        got.update({k: out[k] for k in ("label", "class") if k in out})
+        got.update({k: out[k] for k in ("label", "class", "set", "generation", "checksum") if k in out})
         return got
 
     def retrieve(self, name, anchor, collection, limit=None, label=None):
@@ -2784,8 +2800,9 @@ class Client:
         (its name) inside the set around anchor, nearest first (at most
         limit): (ids, scores), as Set.retrieve — the ids str for a
         collection with string ids. The answer's total (every item inside),
-        truncated, threshold (and a class set's label and class) are in the
-        client's last_retrieve."""
+        truncated, threshold (and a class set's label and class), and which
+        set answered (set, generation, checksum) are in the client's
+        last_retrieve."""
         if label is not None:
             label = _label(label, "retrieve: label")
         if not isinstance(collection, str):
@@ -2800,7 +2817,8 @@ class Client:
             raise _in_call_terms(e, anchor_only=True) from None
         _warn(out.get("warnings") or [])
         hits = out["hits"]
-        self.last_retrieve = {k: out[k] for k in ("total", "truncated", "threshold", "label", "class") if k in out}
+        self.last_retrieve = {k: out[k] for k in ("total", "truncated", "threshold", "label", "class", "set", "generation", "checksum")
+                              if k in out}
         if out.get("truncated") and limit is None:
             # All asked for, fewer answered: the service's own cap.
             _warn([f"retrieve: the service answered {len(hits)} of the {out.get('total')} items inside the set: its "
@@ -2816,8 +2834,10 @@ class Client:
         """POST /v1/sets/NAME/ood: the set's per-input OOD test on points,
         as Set.ood answers it: {"score", "p_value", "ood"} (np.ndarrays),
         with fdr also "flagged" (and with delta "fdr_p_value"), and the
-        drift "monitor" after these points. None: the service's defaults.
-        No points: empty arrays, without a request (the monitor None)."""
+        drift "monitor" after these points, and which set answered ("set",
+        "generation", "checksum": the served set file's). None: the
+        service's defaults. No points: empty arrays, without a request (the
+        monitor None)."""
         num = {}
         for k, v in (("alpha_ood", alpha_ood), ("delta", delta), ("fdr", fdr)):
             # As Set.ood takes them: a number, a NumPy one or a 0-d array
@@ -2851,6 +2871,7 @@ class Client:
         if "fdr_p_values" in out:
             got["fdr_p_value"] = np.asarray(out["fdr_p_values"], dtype=np.float64)
         got["monitor"] = out.get("monitor")
+        got.update({k: out[k] for k in ("set", "generation", "checksum") if k in out})
         return got
 
 
