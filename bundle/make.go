@@ -3232,6 +3232,11 @@ func (p *Plan) warnCopies(rows, queries []float32, d int) {
 	}
 	f, r := example[0], example[1]
 	fix := "remove the copies, or give each row and its copies one group (-groups) to keep them in one split"
+	if p.mode == "labels" || p.mode == "label sets" {
+		// Groups beside labels make a group's rows one another's
+		// positives: a row's copies, not its class's rows.
+		fix = "remove the copies (keep = np.sort(np.unique(x, axis=0, return_index=True)[1]), then x[keep] and labels[keep]) if they are one record exported twice; copies that are the data's own (a customer's repeat transactions) may stay: they fall in every split alike, the calibration and test splits too, which stay exchangeable"
+	}
 	if p.queries {
 		fix = "remove the copies, or give each copy's relevance pairs to one query"
 	}

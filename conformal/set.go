@@ -101,7 +101,7 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 // the filter's false positives (about 5·10⁻⁴ of the rows).
 func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
 	if m := f.seenRows(cal); m > 0 {
-		return fmt.Errorf("%w: %d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again; calibrate on the cal split of the bundles it was fitted on", ErrSeenSplit, m, cal.N)
+		return fmt.Errorf("%w: %d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again (more than the calibration split's own %d exact copies of rows explain); calibrate on the cal split of the bundles it was fitted on", ErrSeenSplit, m, cal.N, bundle.CountCopies(cal.Anchors, cal.D))
 	}
 	return nil
 }
@@ -160,10 +160,26 @@ func manyOf(f *bundle.RowFilter, b *bundle.Bundle) int {
 	if f == nil {
 		return 0
 	}
-	if m := f.Count(b); m >= 2 && 10*m >= b.N {
+	if m := f.Count(b); m >= 2 && 10*m >= b.N && !NativeCopies(m, b.N, f.Rows, bundle.CountCopies(b.Anchors, b.D)) {
 		return m
 	}
 	return 0
+}
+
+// NativeCopies reports whether shared of n rows equal to rows of another
+// split of others rows are what the data's own exact copies explain —
+// repeat customers, records that recur —, given copies, the rows of the n
+// that copy an earlier one of them (bundle.CountCopies): copies spread at
+// random over the rows put about 2·copies·others/n of the n beside an
+// equal row of the other split, so that calibration and test anchors share
+// the other split's rows alike (exchangeable still), where another
+// bundling's split shares its share of the rows on top. It allows three
+// times that, and none without copies among the n.
+func NativeCopies(shared, n, others, copies int) bool {
+	if copies == 0 || n == 0 {
+		return false
+	}
+	return float64(shared) <= 3*2*float64(copies)*float64(others)/float64(n)
 }
 
 // seenRows is how many of b's anchors are rows the geometry was fitted or

@@ -82,17 +82,23 @@ type OODDetection struct {
 // DetectOOD measures every row of d's table, and returns it with the
 // warnings a reader should see (an input that is a row of what was fitted
 // on, a batch score that certifies nothing, an FDR level the calibration
-// cannot reach).
+// cannot reach). Without an OOD sample it measures the set's per-input
+// test on the ID inputs alone — its false-alarm rate and the shift check
+// on a new source's inputs —, which needs the set's OOD calibration and
+// no baselines.
 func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error) {
 	var warnings []string
 	set := d.Set
-	if len(d.OOD) == 0 || len(d.OODNames) != len(d.OOD) {
+	if len(d.OODNames) != len(d.OOD) {
 		return nil, nil, errNoInputs
 	}
 	for i, name := range d.OODNames {
 		if slices.Contains(d.OODNames[:i], name) {
 			return nil, nil, fmt.Errorf("two OOD samples named %q: the table's columns would not tell them apart; give each its own name", name)
 		}
+	}
+	if d.ID == nil {
+		return nil, nil, errors.New("no in-distribution inputs: give the ID inputs the test is measured on")
 	}
 	if err := set.OneThreshold(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w: %s", d.SetName, err, conformal.OODOneThreshold)
@@ -120,6 +126,18 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	}
 	if slices.Contains(ms, "reference") && set.Reference == nil {
 		return nil, nil, fmt.Errorf("%s: no reference pool for -mode %s (calibrate with -reference N)", d.SetName, mode)
+	}
+	if len(d.OOD) == 0 {
+		// The in-distribution side alone: the per-input test's false-alarm
+		// rate and its shift check on a new source's inputs. Every other
+		// row, and the baselines, are measured against an OOD sample.
+		switch {
+		case set.OOD == nil:
+			return nil, nil, fmt.Errorf("%s: no OOD sample, and no per-input OOD test to check the in-distribution inputs alone with: give an OOD sample (-ood FILE), or calibrate the set with -reference N -ood-cal HELD-OUT-ID.npz", d.SetName)
+		case d.Train != nil:
+			return nil, nil, fmt.Errorf("the baselines (-train) are measured against an OOD sample: give one (-ood FILE), or leave -train out to check the in-distribution inputs alone")
+		}
+		ms = []string{"conformal"}
 	}
 	var near *ood.Nearest
 	if slices.Contains(ms, "conformal") {
@@ -695,6 +713,5 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 	return warnings, nil
 }
 
-// errNoInputs is DetectOOD's refusal of a run without an OOD sample (or
-// without a name for each).
-var errNoInputs = errors.New("give at least one OOD sample, each with its name")
+// errNoInputs is DetectOOD's refusal of OOD samples without a name each.
+var errNoInputs = errors.New("give each OOD sample its name")

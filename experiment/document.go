@@ -187,7 +187,7 @@ func DrawFigures(docs []*Document, names []string) ([][]*figure.Figure, error) {
 		out[i], n = figs, n+len(figs)
 	}
 	if n == 0 {
-		return nil, errors.New("plot: the results have nothing to draw (no curves: results of an older ccs?)")
+		return nil, errors.New("plot: the results have nothing to draw (no curves: an OOD detection without an OOD sample, which has no ROC, or results of an older ccs)")
 	}
 	return out, nil
 }

@@ -97,8 +97,14 @@ func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibr
 	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows}); err != nil {
 		return nil, fmt.Errorf("ood: calibration inputs %s: %w", source, err)
 	}
-	if i, j, ok := sharedRow(rows, n.pool.rows, n.pool.d); ok {
-		return nil, fmt.Errorf("ood: calibration input %d equals pool row %d: the calibration inputs must be disjoint from the reference pool, whose rows score 0 (if the two splits are disjoint, the embeddings hold an exact copy of a row: ccs bundle warns of copies across splits; leave copies out before bundling, or give each row and its copies one group)", i, j)
+	if i, j, shared := sharedRows(rows, n.pool.rows, n.pool.d); shared > 0 {
+		// The data's own copies (repeat customers) put some inputs beside
+		// an equal pool row, as they do new inputs: exchangeable still.
+		// More than they explain is a split given twice.
+		copies, in, pool := bundle.CountCopies(rows, d), len(rows)/d, len(n.pool.rows)/d
+		if !conformal.NativeCopies(shared, in, pool, copies) {
+			return nil, fmt.Errorf("ood: calibration input %d equals pool row %d (%d of the %d inputs equal pool rows, more than their own %d exact copies of one another explain): the calibration inputs must be disjoint from the reference pool, whose rows score 0 — the pool's split given as calibration inputs, or another bundling's; if the two are splits of one bundling, the embeddings hold exact copies of rows (ccs bundle warns of copies across splits): leave them out before bundling (keep = np.sort(np.unique(x, axis=0, return_index=True)[1]), then x[keep] and labels[keep]; with -groups, give each row and its copies one group)", i, j, shared, in, copies)
+		}
 	}
 	s, err := n.scores(rows)
 	if err != nil {
@@ -137,8 +143,9 @@ func checkRows(s *conformal.Set, one, many string, rows []float32) error {
 	return nil
 }
 
-// sharedRow finds a row of a that is also a row of b (rows of d).
-func sharedRow(a, b []float32, d int) (i, j int, ok bool) {
+// sharedRows counts the rows of a that are also rows of b (rows of d),
+// and names the first: a row i of a equal to row j of b.
+func sharedRows(a, b []float32, d int) (i, j, shared int) {
 	seen := make(map[string]int, len(b)/d)
 	key := func(r []float32) string {
 		buf := make([]byte, 0, 4*d)
@@ -151,11 +158,14 @@ func sharedRow(a, b []float32, d int) (i, j int, ok bool) {
 		seen[key(b[r*d:(r+1)*d])] = r
 	}
 	for r := range len(a) / d {
-		if j, ok := seen[key(a[r*d:(r+1)*d])]; ok {
-			return r, j, true
+		if at, ok := seen[key(a[r*d:(r+1)*d])]; ok {
+			if shared == 0 {
+				i, j = r, at
+			}
+			shared++
 		}
 	}
-	return 0, 0, false
+	return i, j, shared
 }
 
 // Conformal is a set's certified per-input OOD test: its Nearest score,

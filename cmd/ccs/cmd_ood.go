@@ -36,7 +36,7 @@ type oodOptions struct {
 }
 
 func oodCommand() *command {
-	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-ood-by-class] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json] [-out FILE]",
+	return newCommand("ood", "-set SET.json -id FILE [-ood [NAME=]FILE [-ood …] [-ood-by-class]] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json] [-out FILE]",
 		"score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates",
 		func(fs *flag.FlagSet, o *oodOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
@@ -65,8 +65,8 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err := required("ood", "set", o.Set, "id", o.ID); err != nil {
 		return err
 	}
-	if len(o.OOD) == 0 {
-		return usagef("ood: give at least one -ood FILE")
+	if len(o.OOD) == 0 && o.Train != "" {
+		return usagef("ood: -train's baselines are measured against an OOD sample: give at least one -ood FILE (without -ood and -train, the per-input test checks the -id inputs alone: its false-alarm rate and the shift warning)")
 	}
 	conv, err := ood.ParseConvention(o.FPR)
 	if err != nil {

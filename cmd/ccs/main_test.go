@@ -169,7 +169,7 @@ func TestUsageErrors(t *testing.T) {
 		{"fit-threshold", []string{"fit", "-geometry", "single", "-objective", "neg", "-threshold", "hard", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-lr", []string{"fit", "-geometry", "single", "-objective", "neg", "-lr", "-1", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-alpha", []string{"fit", "-geometry", "single", "-objective", "neg", "-alpha", "0", "-train", "a", "-val", "b", "-out", "c"}},
-		{"ood-missing", []string{"ood", "-set", "s.json", "-id", "a.npz"}},
+		{"ood-train-no-ood", []string{"ood", "-set", "s.json", "-id", "a.npz", "-train", "t.npz"}},
 		{"ood-fpr", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-fpr", "both"}},
 		{"ood-classifier", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-classifier", "c.npz"}},
 		{"calibrate-reference", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-reference", "-3"}},

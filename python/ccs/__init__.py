@@ -1425,7 +1425,10 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
     each label of an OOD input apart, one sample per label named NAME:LABEL
     (-ood-by-class: ccs bundle's ood.npz, or ccs.bundle's "ood" split, of
     several held-out classes). The other keywords are the command's
-    flags. progress: a callable, given a dict (part, done, total, what)
+    flags. ood=None checks the in-distribution inputs alone, with the
+    set's per-input test (a set calibrated with ood_cal): its false-alarm
+    rate and the shift warning on a new source's inputs (no baselines: they
+    are measured against an OOD sample). progress: a callable, given a dict (part, done, total, what)
     after each of CIDER's epochs (part "cider"), along each
     k-NN search of KNN, COMBOOD and D-KNN (part "KNN score", "D-KNN fit:
     principal space", …: at most every 0.1 s, and at its end) and after
@@ -1440,7 +1443,9 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
             opened.append(set)
         else:
             set_name = "the set"
-        items = ood.items() if isinstance(ood, dict) else [(None, ood)]
+        # None: the in-distribution inputs alone (the per-input test's
+        # false-alarm rate and shift check), as ccs ood -id without -ood.
+        items = [] if ood is None else ood.items() if isinstance(ood, dict) else [(None, ood)]
         ids, names = [], []
         for name, x in items:
             b, src = _features(x, "ood", opened)
