@@ -25,13 +25,15 @@ import (
 
 // libraryVersion identifies the code that computes a comparison's cells
 // (buildinfo.CodeVersion): the revision, or the library file's SHA-256.
-var libraryVersion = sync.OnceValue(func() string {
-	var file string
+var libraryVersion = sync.OnceValue(func() string { return buildinfo.CodeVersion(libraryFile()) })
+
+// libraryFile is the library's path, "" if unknown.
+func libraryFile() string {
 	if p := C.ccs_library_path(); p != nil {
-		file = C.GoString(p)
+		return C.GoString(p)
 	}
-	return buildinfo.CodeVersion(file)
-})
+	return ""
+}
 
 // cellCounts says how a comparison's cells were had: read back from out's
 // cells, computed, and among those found kept under another key.

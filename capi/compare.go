@@ -299,7 +299,7 @@ func compareDocument(t *experiment.CompareTable, command string) ([]byte, error)
 // newDocument is an empty result of kind, as a command's -json holds it:
 // the command line (here the call) and the build.
 func newDocument(kind, command string) (*experiment.Document, error) {
-	b, err := json.Marshal(buildinfo.Read())
+	b, err := json.Marshal(buildinfo.Of(libraryFile()))
 	if err != nil {
 		return nil, err
 	}

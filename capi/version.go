@@ -15,5 +15,5 @@ type versionInfo struct {
 }
 
 func readVersion() versionInfo {
-	return versionInfo{Info: buildinfo.Read(), ABI: abiVersion, SetFileFormat: conformal.FileFormat, SetFileVersion: conformal.FileVersion}
+	return versionInfo{Info: buildinfo.Of(libraryFile()), ABI: abiVersion, SetFileFormat: conformal.FileFormat, SetFileVersion: conformal.FileVersion}
 }

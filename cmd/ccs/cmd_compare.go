@@ -43,8 +43,9 @@ func compareCommand() *command {
 	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce|ROW,… [-head-dim D]] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-allow-infinite] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
-			addTableFlags(fs, &o.tableOptions, 3)
+			addTableFlags(fs, &o.tableOptions, 3, keepsCells)
 			fs.Lookup("calibration").Usage = "calibration `mode`: one, pac (with -delta), class (one threshold per label; -delta makes each PAC) or pooled"
+			fs.Lookup("delta").Usage = "δ of -calibration pac (or class), in (0, 0.5): the chance over the calibration draw that the guarantee fails (0.05 or 0.1)"
 			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce; or rows by their set files' names, comma-separated (ball,genball-neg-vol)")
 			fs.IntVar(&o.HeadDim, "head-dim", 0, "output dimension of the InfoNCE rows' heads, with -rows infonce or all+infonce (default: the embeddings' dimension; ccs fit -head-dim)")

@@ -40,24 +40,31 @@ type tableOptions struct {
 	JSON, Quiet bool
 }
 
-func addTableFlags(fs *flag.FlagSet, o *tableOptions, seeds int) {
+// What a table command's -out keeps (addTableFlags): a results directory
+// with its cells and sets, the document alone, or nothing (no -out, no
+// -plots: the table keeps no results and has no figures).
+const (
+	keepsCells = iota
+	keepsDocument
+	keepsNothing
+)
+
+func addTableFlags(fs *flag.FlagSet, o *tableOptions, seeds, keeps int) {
 	fs.IntVar(&o.Seeds, "seeds", seeds, "number of seeds (0..N−1)")
 	fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1)")
 	fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one, pac (with -delta) or pooled")
-	fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac (or class), in (0, 0.5): the chance over the calibration draw that the guarantee fails (0.05 or 0.1)")
-	fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/sets/TABLE/[ENCODER/]seed-S/METHOD.json")
-	fs.StringVar(&o.Plots, "plots", "", "draw the table's figures in `DIR` (PNG and SVG)")
+	fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac, in (0, 0.5): the chance over the calibration draw that the guarantee fails (0.05 or 0.1)")
+	switch keeps {
+	case keepsCells:
+		fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/sets/TABLE/[ENCODER/]seed-S/METHOD.json")
+	case keepsDocument:
+		fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json (no cells: a rerun computes the table again)")
+	}
+	if keeps != keepsNothing {
+		fs.StringVar(&o.Plots, "plots", "", "draw the table's figures in `DIR` (PNG and SVG)")
+	}
 	fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
-}
-
-// noResults refuses -out and -plots for a command that keeps no results
-// directory and draws no figures (sim-threshold, sim-draws).
-func (o tableOptions) noResults(cmd string) error {
-	if o.Out != "" || o.Plots != "" {
-		return usagef("reproduce %s: -out and -plots are not supported (the table keeps no results directory and has no figures)", cmd)
-	}
-	return nil
 }
 
 // config checks the options (usage errors) and returns the table
@@ -115,7 +122,7 @@ func addSimFlags(fs *flag.FlagSet, o *simOptions, dataSeed bool) {
 	fs.IntVar(&o.K, "k", sim.K, "positives and negatives per anchor")
 	fs.IntVar(&o.PerClass, "per-class", sim.PerClass, "points per class")
 	if dataSeed {
-		fs.Uint64Var(&o.DataSeed, "data-seed", sim.PaperDataSeed, "`seed` of the point cloud, fixed over seeds as in the paper (default: the draw closest to the paper's Table 1, docs/simulation.md)")
+		fs.Uint64Var(&o.DataSeed, "data-seed", sim.PaperDataSeed, "`seed` of the point cloud, fixed over seeds as in the paper (the default is the draw closest to the paper's Table 1, docs/simulation.md)")
 	}
 }
 

@@ -57,7 +57,7 @@ func reproduceFMNISTCommand() *command {
 	return newCommand("fmnist", "[-models NAME=FILE.onnx,…] [-rows all|baselines|learned|infonce] [-seeds 6] [-train-anchors 12000] [-test-anchors 10000] [-k 20] [-hull] [-hull-anchors 1000] [-cache DIR] [training flags] [-json] [-quiet]",
 		"Fashion-MNIST with the project's encoders, the paper's Table 2 layout, and the convex-hull comparison",
 		func(fs *flag.FlagSet, o *reproduceFMNISTOptions) func() error {
-			addTableFlags(fs, &o.tableOptions, 6)
+			addTableFlags(fs, &o.tableOptions, 6, keepsCells)
 			addRealFlags(fs, &o.realOptions, defaultModels)
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the two baselines, the six learned rows and the six with the InfoNCE head), baselines, learned or infonce")
 			fs.BoolVar(&o.Hull, "hull", true, "also the convex-hull comparison (75 views of each test anchor: 25 build the hull, 50 are held out)")

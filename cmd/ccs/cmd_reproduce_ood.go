@@ -35,7 +35,7 @@ func reproduceOODCommand() *command {
 	return newCommand("ood", "[-models NAME=FILE.onnx,…] [-seeds 6] [-ood-sets mnist,noise] [-reference 256] [-baseline-train 0] [-cider-epochs 100] [-fpr id-positive|ood-positive] [-rows all|baselines] [training flags] [-json] [-quiet]",
 		"OOD detection, Fashion-MNIST against MNIST digits and noise: the CCS scores and the baselines",
 		func(fs *flag.FlagSet, o *reproduceOODOptions) func() error {
-			addTableFlags(fs, &o.tableOptions, 6)
+			addTableFlags(fs, &o.tableOptions, 6, keepsCells)
 			addRealFlags(fs, &o.realOptions, defaultModels)
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, Single (Neg) and Generalized (Neg), and the baselines) or baselines (the untrained ℓ2 ball and the baselines)")
 			fs.StringVar(&o.FPR, "fpr", "id-positive", "FPR95 `convention`: id-positive (the paper's text) or ood-positive (OpenOOD)")

@@ -15,10 +15,10 @@ type reproducePNormOptions struct {
 }
 
 func reproducePNormCommand() *command {
-	return newCommand("pnorm", "[-seeds 20] [-alpha 0.05] [-k 500] [-per-class 5000] [-data-seed N] [-json] [-quiet]",
+	return newCommand("pnorm", "[-seeds 20] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-k 500] [-per-class 5000] [-data-seed N] [-out DIR] [-plots DIR] [-json] [-quiet]",
 		"the paper's p-norm table: the isotropic p-ball on the simulation at p = 2, 1, 0.9 … 0.5, at fixed coverage and at the ℓ2 ball's volume",
 		func(fs *flag.FlagSet, o *reproducePNormOptions) func() error {
-			addTableFlags(fs, &o.tableOptions, 20)
+			addTableFlags(fs, &o.tableOptions, 20, keepsDocument)
 			addSimFlags(fs, &o.simOptions, true)
 			return nil
 		}, runReproducePNorm)

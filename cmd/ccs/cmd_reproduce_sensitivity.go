@@ -31,7 +31,7 @@ func reproduceSensitivityCommand() *command {
 	return newCommand("sensitivity", "[-data fmnist|sim] [-sweeps alpha,T,lambda_infonce,tau,lambda,k] [-seeds 3] [-models NAME=FILE.onnx] [-alpha 0.05] [-T 7] [-infonce-weight 1] [-tau 0.1] [-lambda 0.05] [training flags] [-out DIR] [-plots DIR] [-json] [-quiet]",
 		"the paper's sensitivity analysis: the generalized ball (Neg+Vol+InfoNCE) with α, T, λ_InfoNCE, τ, λ and k swept one at a time, on Fashion-MNIST (supervised encoder) or the simulation",
 		func(fs *flag.FlagSet, o *reproduceSensitivityOptions) func() error {
-			addTableFlags(fs, &o.tableOptions, 3)
+			addTableFlags(fs, &o.tableOptions, 3, keepsCells)
 			addRealFlags(fs, &o.realOptions, supervisedModel)
 			fs.IntVar(&o.Sim.PerClass, "per-class", 5000, "points per class (-data sim)")
 			fs.Uint64Var(&o.Sim.DataSeed, "data-seed", sim.PaperDataSeed, "`seed` of the point cloud (-data sim; the default is the draw closest to the paper's Table 1, docs/simulation.md)")

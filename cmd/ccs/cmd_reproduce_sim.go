@@ -21,14 +21,14 @@ type reproduceSimOptions struct {
 
 func reproduceSimCommand() *command {
 	return newCommand("sim", "[-seeds 20] [-rows all|baselines|learned|infonce|all+infonce] [-k 500] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pooled] [-out DIR] [training flags] [-json] [-quiet]",
-		"the 3-D simulation, the paper's Table 1", declareSim(20, true), runReproduceSim)
+		"the 3-D simulation, the paper's Table 1", declareSim(20, true, keepsCells), runReproduceSim)
 }
 
 // declareSim declares the flags of the simulation's tables that train:
-// seeds by default, and -rows when rows.
-func declareSim(seeds int, rows bool) func(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
+// seeds by default, -rows when rows, and -out as keeps says.
+func declareSim(seeds int, rows bool, keeps int) func(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
 	return func(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
-		addTableFlags(fs, &o.tableOptions, seeds)
+		addTableFlags(fs, &o.tableOptions, seeds, keeps)
 		addSimFlags(fs, &o.simOptions, true)
 		if rows {
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the paper's eight), baselines (the two vanilla sets), learned (the six trained ones), infonce (the six with the InfoNCE head) or all+infonce")

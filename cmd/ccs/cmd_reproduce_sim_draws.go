@@ -19,7 +19,7 @@ func reproduceSimDrawsCommand() *command {
 	return newCommand("sim-draws", "[-draws 200] [-seeds 2] [-k 500] [-per-class 5000] [-json] [-quiet]",
 		"the survey of point clouds behind -data-seed: the two baselines on each draw",
 		func(fs *flag.FlagSet, o *reproduceSimDrawsOptions) func() error {
-			addTableFlags(fs, &o.tableOptions, 2)
+			addTableFlags(fs, &o.tableOptions, 2, keepsNothing)
 			addSimFlags(fs, &o.simOptions, false)
 			fs.IntVar(&o.Draws, "draws", 200, "number of point clouds (data seeds 0..N−1)")
 			return nil
@@ -27,9 +27,6 @@ func reproduceSimDrawsCommand() *command {
 }
 
 func runReproduceSimDraws(ctx context.Context, o reproduceSimDrawsOptions, out *output) error {
-	if err := o.noResults("sim-draws"); err != nil {
-		return err
-	}
 	cfg, err := o.simOptions.config(o.tableOptions, train.Config{}) // the baselines train nothing
 	if err != nil {
 		return err

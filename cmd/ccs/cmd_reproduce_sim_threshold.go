@@ -9,13 +9,10 @@ import (
 func reproduceSimThresholdCommand() *command {
 	return newCommand("sim-threshold", "[-seeds 3] [-k 500] [-per-class 5000] [-data-seed S] [training flags] [-json] [-quiet]",
 		"the batch threshold's gradient modes (soft, order-statistic, detached) under both optimisers, on the learned rows",
-		declareSim(3, false), runReproduceSimThreshold)
+		declareSim(3, false, keepsNothing), runReproduceSimThreshold)
 }
 
 func runReproduceSimThreshold(ctx context.Context, o reproduceSimOptions, out *output) error {
-	if err := o.noResults("sim-threshold"); err != nil {
-		return err
-	}
 	cfg, err := o.simOptions.config(o.tableOptions, o.Recipe)
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ func versionCommand() *command {
 }
 
 func runVersion(_ context.Context, o versionOptions, out *output) error {
-	b := buildinfo.Read()
+	b := buildinfo.Of(executable())
 	if o.JSON {
 		return writeJSON(out.stdout, b)
 	}
@@ -35,6 +35,9 @@ func runVersion(_ context.Context, o versionOptions, out *output) error {
 			mod = ", with uncommitted changes"
 		}
 		fmt.Fprintf(out.stdout, "revision %s%s\n", b.Revision, mod)
+	}
+	if b.Code != "" {
+		fmt.Fprintf(out.stdout, "code %s (no VCS revision names this build: the executable's SHA-256)\n", b.Code)
 	}
 	fmt.Fprintf(out.stdout, "%s %s\n", b.Go, b.Platform)
 	fmt.Fprintf(out.stdout, "kernels: %s\n", b.Kernels)

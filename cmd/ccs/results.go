@@ -19,10 +19,13 @@ import (
 
 // codeVersion identifies the code that computes the numbers
 // (buildinfo.CodeVersion): the revision, or the executable's SHA-256.
-var codeVersion = sync.OnceValue(func() string {
-	exe, _ := os.Executable() // "" if unknown
-	return buildinfo.CodeVersion(exe)
-})
+var codeVersion = sync.OnceValue(func() string { return buildinfo.CodeVersion(executable()) })
+
+// executable is the running executable's path, "" if unknown.
+func executable() string {
+	exe, _ := os.Executable()
+	return exe
+}
 
 // cellKey is the key of a command's cells: its configuration (every flag
 // that may change a number), the SHA-256 of each input file named by the
@@ -183,7 +186,7 @@ func writeFigures(doc *experiment.Document, dir string) ([]string, error) {
 // newDocument is a document of kind holding res, computed by the command
 // running now on this build.
 func newDocument(out *output, kind string, res experiment.Result) (*experiment.Document, error) {
-	b, err := json.Marshal(buildinfo.Read())
+	b, err := json.Marshal(buildinfo.Of(executable()))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 
 	"github.com/ccsets/ccs/internal/kernel"
 )
@@ -25,6 +26,22 @@ type Info struct {
 	Platform string `json:"platform"`
 	Kernels  string `json:"kernels"` // which kernels run on this processor
 	BLAS     string `json:"blas"`
+	// Code is "sha256:" and the SHA-256 of the executable or library
+	// running, where no unmodified VCS revision names the code (a build
+	// with -buildvcs=false, outside a checkout, or of a modified tree):
+	// what results directories key their cells on (CodeVersion), so that
+	// a document names the build that computed it. Set by Of.
+	Code string `json:"code,omitempty"`
+}
+
+// Of is Read for the code loaded from file (the executable, or the
+// library the Python package loads), with Code where no revision names it.
+func Of(file string) Info {
+	b := Read()
+	if b.Revision == "" || b.Modified {
+		b.Code = fileHash(file)
+	}
+	return b
 }
 
 // Read describes the running build.
@@ -72,8 +89,25 @@ func CodeVersion(file string) string {
 	return v + " kernels=" + b.Kernels + " blas=" + b.BLAS
 }
 
-// fileHash is "sha256:" and a file's SHA-256, or "unknown".
+// fileHash is "sha256:" and a file's SHA-256, or "unknown"; each file's
+// is computed once (a binary of 30 MB takes tens of milliseconds).
 func fileHash(path string) string {
+	hashesMu.Lock()
+	defer hashesMu.Unlock()
+	if h, ok := hashes[path]; ok {
+		return h
+	}
+	h := hashFile(path)
+	hashes[path] = h
+	return h
+}
+
+var (
+	hashesMu sync.Mutex
+	hashes   = map[string]string{}
+)
+
+func hashFile(path string) string {
 	if path == "" {
 		return "unknown"
 	}
