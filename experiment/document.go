@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ccsets/ccs/figure"
 	"github.com/ccsets/ccs/internal/jsonerr"
@@ -161,7 +162,42 @@ func (d *Document) Figures() ([]*figure.Figure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %s figures: %w", d.Kind, err)
 	}
+	source := d.source()
+	for _, f := range figs {
+		f.Source = source
+	}
 	return figs, nil
+}
+
+// source says what computed the document's numbers, for its figures'
+// files: the command and the build (its version and the revision or the
+// executable's SHA-256 that names the code).
+func (d *Document) source() string {
+	var parts []string
+	if d.Command != "" {
+		parts = append(parts, "computed by "+d.Command)
+	}
+	var b struct {
+		Module, Version, Revision, Code, Kernels string
+		Modified                                 bool
+	}
+	if json.Unmarshal(d.Build, &b) == nil && b.Module != "" {
+		build := b.Module + " " + b.Version
+		switch {
+		case b.Revision != "" && b.Modified:
+			build += " revision " + b.Revision + " (modified)"
+		case b.Revision != "":
+			build += " revision " + b.Revision
+		}
+		if b.Code != "" {
+			build += " code " + b.Code
+		}
+		if b.Kernels != "" {
+			build += ", kernels " + b.Kernels
+		}
+		parts = append(parts, "build "+build)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // DrawFigures draws every figure of docs (named names in messages) before

@@ -10,7 +10,10 @@ package figure
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/xml"
 	"fmt"
+	"hash/crc32"
 	"image/color"
 	"io"
 	"os"
@@ -33,7 +36,13 @@ const DPI = 150
 type Figure struct {
 	Name    string // file name stem: NAME.png, NAME.svg
 	Caption string
-	W, H    vg.Length
+	// Source says where the figure's numbers come from (the command and
+	// the build that computed them). Neither it nor the caption is
+	// drawn: both are kept in the files — the SVG's <title> and <desc>,
+	// the PNG's iTXt chunks Title, Description and Source —, so that a
+	// figure copied on its own still names its run.
+	Source string
+	W, H   vg.Length
 	// Draw draws the figure on a canvas of W×H (Grid makes one from
 	// panels and a legend).
 	Draw func(c draw.Canvas)
@@ -46,8 +55,38 @@ func (f *Figure) PNG(w io.Writer) error {
 	}
 	c := vgimg.NewWith(vgimg.UseWH(f.W, f.H), vgimg.UseDPI(DPI), vgimg.UseBackgroundColor(color.White))
 	f.Draw(draw.New(c))
-	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
-	return err
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
+		return err
+	}
+	png := b.Bytes()
+	const iend = 12 // the last chunk: length, "IEND", CRC
+	if len(png) < 8+iend || string(png[len(png)-iend+4:len(png)-iend+8]) != "IEND" {
+		return fmt.Errorf("figure %s: the PNG encoder's output does not end with IEND", f.Name)
+	}
+	var meta []byte
+	for _, kv := range [][2]string{{"Title", f.Name}, {"Description", f.Caption}, {"Source", f.Source}} {
+		if kv[1] != "" {
+			meta = appendITXt(meta, kv[0], kv[1])
+		}
+	}
+	for _, part := range [][]byte{png[:len(png)-iend], meta, png[len(png)-iend:]} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendITXt appends a PNG iTXt chunk (UTF-8 text, uncompressed, no
+// language) of keyword and text.
+func appendITXt(b []byte, keyword, text string) []byte {
+	data := append([]byte(keyword), 0, 0, 0, 0, 0) // keyword, NUL, not compressed, method 0, no language, no translated keyword
+	data = append(data, text...)
+	chunk := append([]byte("iTXt"), data...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	b = append(b, chunk...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(chunk))
 }
 
 // SVG writes the figure as an SVG document of W×H.
@@ -60,7 +99,29 @@ func (f *Figure) SVG(w io.Writer) error {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	f.Draw(dc)
-	_, err := c.WriteTo(w)
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return err
+	}
+	svg := b.String()
+	// The caption and source as the <svg> element's first children: a
+	// title and a description, which readers and tools show, not drawn.
+	at := strings.Index(svg, "<svg")
+	end := strings.Index(svg[max(at, 0):], ">")
+	if at < 0 || end < 0 {
+		return fmt.Errorf("figure %s: the SVG encoder's output has no <svg> element", f.Name)
+	}
+	end += at + 1
+	var meta strings.Builder
+	meta.WriteString("\n<title>")
+	xml.EscapeText(&meta, []byte(f.Name))
+	meta.WriteString("</title>")
+	if desc := strings.TrimSpace(f.Caption + "\n" + f.Source); desc != "" {
+		meta.WriteString("\n<desc>")
+		xml.EscapeText(&meta, []byte(desc))
+		meta.WriteString("</desc>")
+	}
+	_, err := io.WriteString(w, svg[:end]+meta.String()+svg[end:])
 	return err
 }
 

@@ -2,6 +2,7 @@ package figure_test
 
 import (
 	"bytes"
+	stdpng "image/png"
 	"math"
 	"slices"
 	"strings"
@@ -126,5 +127,33 @@ func TestStyle(t *testing.T) {
 	r, g, b, a := figure.Translucent(figure.Color(1), 128).RGBA()
 	if a>>8 != 128 || math.Abs(float64(r>>8)-230*128/255.0) > 1 || g == 0 || b != 0 {
 		t.Errorf("Translucent: %d %d %d %d", r>>8, g>>8, b>>8, a>>8)
+	}
+}
+
+// TestMetadata: the caption and source are in the files, not drawn: the
+// SVG's title and desc (escaped), the PNG's iTXt chunks, and the PNG
+// still decodes.
+func TestMetadata(t *testing.T) {
+	f := &figure.Figure{Name: "sim-curves", Caption: "Coverage against α < 1 & more", Source: "computed by ccs reproduce sim -seeds 2; build x code sha256:ab",
+		W: 2 * vg.Inch, H: vg.Inch, Draw: func(c draw.Canvas) {}}
+	var svg bytes.Buffer
+	if err := f.SVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	if s := svg.String(); !strings.Contains(s, "<title>sim-curves</title>") ||
+		!strings.Contains(s, "<desc>Coverage against α &lt; 1 &amp; more&#xA;computed by ccs reproduce sim -seeds 2; build x code sha256:ab</desc>") {
+		t.Errorf("the SVG's metadata:\n%s", s[:min(len(s), 600)])
+	}
+	var png bytes.Buffer
+	if err := f.PNG(&png); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stdpng.Decode(bytes.NewReader(png.Bytes())); err != nil {
+		t.Fatalf("the PNG with its chunks: %v", err)
+	}
+	for _, kv := range [][2]string{{"Title", f.Name}, {"Description", f.Caption}, {"Source", f.Source}} {
+		if !bytes.Contains(png.Bytes(), []byte("iTXt"+kv[0]+"\x00\x00\x00\x00\x00"+kv[1])) {
+			t.Errorf("the PNG lacks the iTXt chunk %s", kv[0])
+		}
 	}
 }

@@ -157,3 +157,30 @@ func TestWriteLaTeXCompiles(t *testing.T) {
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// TestFiguresNameTheirRun: every figure of every kind's real results
+// carries its document's command and build as its source (kept in the
+// PNG's and SVG's metadata), so that a figure copied on its own names its
+// run.
+func TestFiguresNameTheirRun(t *testing.T) {
+	for _, d := range append(fixture.Documents(t), fixture.CommandDocuments(t)...) {
+		figs, err := d.Figures()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range figs {
+			if !strings.Contains(f.Source, "computed by "+d.Command) || len(d.Build) > 0 && !strings.Contains(f.Source, "; build github.com/ccsets/ccs ") {
+				t.Errorf("%s: figure %s's source %q", d.Kind, f.Name, f.Source)
+			}
+		}
+	}
+	d := *fixture.Documents(t)[0]
+	d.Build = []byte(`{"module": "github.com/ccsets/ccs", "version": "(devel)", "code": "sha256:ab12", "kernels": "portable"}`)
+	figs, err := d.Figures()
+	if err != nil || len(figs) == 0 {
+		t.Fatal(err)
+	}
+	if want := "computed by " + d.Command + "; build github.com/ccsets/ccs (devel) code sha256:ab12, kernels portable"; figs[0].Source != want {
+		t.Errorf("a built document's figure: source %q, want %q", figs[0].Source, want)
+	}
+}
