@@ -152,6 +152,8 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	return a.F32, rows, nil
 }
 
+// checkCount refuses no points, or more than a request takes, naming the
+// points (an .npy body's rows after its anchor as a JSON body's field).
 func (s *Server) checkCount(m int) error {
 	switch {
 	case m == 0:
@@ -161,6 +163,14 @@ func (s *Server) checkCount(m int) error {
 			msg: fmt.Sprintf("%d points, at most %d per request", m, s.cfg.MaxPoints), field: "points"}
 	}
 	return nil
+}
+
+// rowCount is "1 row" or "n rows".
+func rowCount(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 // points reads the points of a request (and, with anchor, its anchor):
@@ -289,7 +299,7 @@ func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) 
 		}
 		if anchor {
 			if m < 2 {
-				return nil, nil, label, invalid("body", ".npy body: %d rows: want the anchor then at least one point, (1+m, %d)", m, d)
+				return nil, nil, label, invalid("body", ".npy body: %s: want the anchor then at least one point, (1+m, %d)", rowCount(m), d)
 			}
 			a, rows, m = rows[:d], rows[d:], m-1
 		}

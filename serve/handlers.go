@@ -464,7 +464,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if rows != 1 {
-			return invalid("body", ".npy body: %d rows, want one anchor: (%d,) or (1, %d), the set's dimension is %d", rows, d, d, d)
+			return invalid("body", ".npy body: %s, want one anchor: (%d,) or (1, %d), the set's dimension is %d", rowCount(rows), d, d, d)
 		}
 		req.collection = r.URL.Query().Get("collection")
 		if l := r.URL.Query().Get("limit"); l != "" {
