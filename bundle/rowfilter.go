@@ -61,6 +61,57 @@ func (f *RowFilter) addRows(rows []float32, d int) {
 	}
 }
 
+// NewSourceFilter is the filter of bs's anchors each with its source row
+// (Bundle.Index: ccs bundle's splits record each anchor's row of the
+// embeddings), or nil where one of them records none: it tells a split's
+// rows given again (the same row from the same source row: another
+// bundling of the same embeddings) from the data's own exact copies (the
+// same values from another source row), which a filter of the rows alone
+// cannot (CountSources).
+func NewSourceFilter(bs ...*Bundle) *RowFilter {
+	n := 0
+	for _, b := range bs {
+		if b != nil {
+			if b.Index == nil {
+				return nil
+			}
+			n += b.N
+		}
+	}
+	f := newRowFilter(n)
+	for _, b := range bs {
+		if b == nil {
+			continue
+		}
+		for i := range b.N {
+			f.add(sourceHash(b.Anchor(i), b.Index[i]))
+		}
+	}
+	return f
+}
+
+// CountSources is how many of b's anchors, each with its source row
+// (b.Index), a NewSourceFilter holds (false positives included: about
+// 5·10⁻⁴ of the anchors it does not hold), or −1 where b records no source
+// rows or f is nil.
+func (f *RowFilter) CountSources(b *Bundle) int {
+	if f == nil || b == nil || b.Index == nil || len(b.Index) != b.N {
+		return -1
+	}
+	c := 0
+	for i := range b.N {
+		if f.has(sourceHash(b.Anchor(i), b.Index[i])) {
+			c++
+		}
+	}
+	return c
+}
+
+// sourceHash hashes a row with its source row.
+func sourceHash(row []float32, source int64) uint64 {
+	return mix64(rowHash(row) ^ mix64(uint64(source)^0x9e3779b97f4a7c15))
+}
+
 // Count is how many of b's anchors the filter holds (false positives
 // included: about 5·10⁻⁴ of the anchors it does not hold).
 func (f *RowFilter) Count(b *Bundle) int { return f.CountRows(b.Anchors, b.D) }

@@ -127,6 +127,9 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 		}
 		d.ID = id.b
 		d.IDBlocks = id.manifest.BlocksOf(id.path, d.ID) // rows of a few recordings: the shift checks say so
+		if n == 0 && o.ByClass {
+			return fmt.Errorf("ood_detection: by_class splits an OOD sample by its labels: give one (ood=)")
+		}
 		if n > 0 && oods != nil {
 			for i, h := range unsafe.Slice((*C.uintptr_t)(unsafe.Pointer(oods)), int(n)) {
 				name := fmt.Sprintf("ood[%d]", i)

@@ -235,6 +235,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			return nil, fmt.Errorf("calibrate: ood_cal: %s: a class-conditional set and an OOD test are two sets: calibrate a second set with calibration=\"one\" (or \"pac\"), reference= and ood_cal= on the same split for the OOD test", strings.TrimPrefix(ood.ErrClassConditional.Error(), "ood: "))
 		}
 		var rows []float32
+		var index []int64                // the inputs' source rows, where their bundle records them
 		var oodClass *conformal.OODClass // ood_class's, where given
 		source := o.OODCal
 		if o.OODCal != "" || o.OODCalBundle != 0 {
@@ -271,7 +272,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			if err := set.CheckOODInputs(f); err != nil {
 				return nil, fmt.Errorf("calibrate: ood_cal: %s: %w", source, err)
 			}
-			rows = f.Anchors
+			rows, index = f.Anchors, f.Index
 		} else {
 			source = cmp.Or(o.OODCalSource, "ood_cal")
 			var n, d int
@@ -292,7 +293,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		case err != nil:
 			return nil, fmt.Errorf("ood_k=%d: %w", oodK, err)
 		}
-		if set.OOD, err = n.Calibrate(rows, source); err != nil {
+		if set.OOD, err = n.CalibrateIndexed(rows, index, source); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		set.OOD.Class = oodClass

@@ -46,6 +46,12 @@ type Reference struct {
 	Seed   uint64    `json:"seed"`   // the draw that picked them
 	N      int       `json:"n"`
 	Rows   []float32 `json:"rows"` // N×dim, row-major
+	// Index is each row's source row (Bundle.Index: its row of the
+	// embeddings), where the bundle it was drawn from records them (ccs
+	// bundle's do): an OOD calibration input equal to a pool row from
+	// another source row is one of the data's own exact copies, not a pool
+	// row given again. Absent for a pool of rows given whole.
+	Index []int64 `json:"index,omitempty"`
 }
 
 // NewReference draws n distinct anchors of b (seeded) as a reference pool.
@@ -63,6 +69,12 @@ func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Referen
 	r := &Reference{Source: source, Seed: seed, N: n, Rows: make([]float32, 0, n*b.D)}
 	for _, i := range perm[:n] {
 		r.Rows = append(r.Rows, b.Anchor(i)...)
+	}
+	if len(b.Index) == b.N {
+		r.Index = make([]int64, n)
+		for j, i := range perm[:n] {
+			r.Index[j] = b.Index[i]
+		}
 	}
 	return r, nil
 }
@@ -86,6 +98,9 @@ func NewReferenceRows(rows []float32, d int, source string) (*Reference, error) 
 func (r *Reference) check(dim int) error {
 	if r.N < 1 || r.N > len(r.Rows) || len(r.Rows) != r.N*dim {
 		return fmt.Errorf("ood_reference: n = %d rows of dimension %d are %.0f values, but its rows hold %d: a pool's n is its number of rows", r.N, dim, float64(r.N)*float64(dim), len(r.Rows))
+	}
+	if r.Index != nil && len(r.Index) != r.N {
+		return fmt.Errorf("ood_reference: index has %d source rows for its %d rows", len(r.Index), r.N)
 	}
 	for i, v := range r.Rows {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {

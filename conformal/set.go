@@ -47,6 +47,13 @@ type FitInfo struct {
 	// bundling of the same embeddings say, is refused although its digest
 	// differs (ErrSeenSplit).
 	Seen *bundle.RowFilter `json:"seen_rows,omitempty"`
+	// Sources holds those anchors each with its source row (a Bloom
+	// filter, bundle.NewSourceFilter), where the splits record them (ccs
+	// bundle's do): rows of a calibration split equal to rows Seen holds
+	// but from other source rows are the data's own exact copies — a
+	// customer's repeat transactions —, which every split holds alike, not
+	// rows given again.
+	Sources *bundle.RowFilter `json:"seen_sources,omitempty"`
 }
 
 // ErrSeenSplit reports a calibration split that the geometry was fitted
@@ -101,7 +108,14 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 // the filter's false positives (about 5·10⁻⁴ of the rows).
 func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
 	if m := f.seenRows(cal); m > 0 {
-		return fmt.Errorf("%w: %d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again (more than the calibration split's own %d exact copies of rows explain); calibrate on the cal split of the bundles it was fitted on", ErrSeenSplit, m, cal.N, bundle.CountCopies(cal.Anchors, cal.D))
+		msg := fmt.Sprintf("%d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again; calibrate on the cal split of the bundles it was fitted on", m, cal.N)
+		if same := f.Sources.CountSources(cal); same < 0 {
+			// Nothing tells copies apart: the splits record no source rows.
+			msg += fmt.Sprintf(" (if they are the data's own exact copies, %d among these anchors themselves, make the splits with ccs bundle, whose splits record each anchor's source row so that copies are told from rows given again, or remove the copies)", bundle.CountCopies(cal.Anchors, cal.D))
+		} else {
+			msg += fmt.Sprintf(" (%d of them from the same source rows as the rows it was fitted on: not the data's copies)", same)
+		}
+		return fmt.Errorf("%w: %s", ErrSeenSplit, msg)
 	}
 	return nil
 }
@@ -160,26 +174,10 @@ func manyOf(f *bundle.RowFilter, b *bundle.Bundle) int {
 	if f == nil {
 		return 0
 	}
-	if m := f.Count(b); m >= 2 && 10*m >= b.N && !NativeCopies(m, b.N, f.Rows, bundle.CountCopies(b.Anchors, b.D)) {
+	if m := f.Count(b); m >= 2 && 10*m >= b.N {
 		return m
 	}
 	return 0
-}
-
-// NativeCopies reports whether shared of n rows equal to rows of another
-// split of others rows are what the data's own exact copies explain —
-// repeat customers, records that recur —, given copies, the rows of the n
-// that copy an earlier one of them (bundle.CountCopies): copies spread at
-// random over the rows put about 2·copies·others/n of the n beside an
-// equal row of the other split, so that calibration and test anchors share
-// the other split's rows alike (exchangeable still), where another
-// bundling's split shares its share of the rows on top. It allows three
-// times that, and none without copies among the n.
-func NativeCopies(shared, n, others, copies int) bool {
-	if copies == 0 || n == 0 {
-		return false
-	}
-	return float64(shared) <= 3*2*float64(copies)*float64(others)/float64(n)
 }
 
 // seenRows is how many of b's anchors are rows the geometry was fitted or
@@ -188,7 +186,22 @@ func (f *FitInfo) seenRows(b *bundle.Bundle) int {
 	if f == nil {
 		return 0
 	}
-	return manyOf(f.Seen, b)
+	m := manyOf(f.Seen, b)
+	if m > 0 && copiesOnly(f.Sources, b, m) {
+		return 0
+	}
+	return m
+}
+
+// copiesOnly reports whether the m anchors of b equal to rows of a split
+// are the data's own exact copies: b records each anchor's source row, as
+// src does the split's (bundle.NewSourceFilter), and hardly any of b's
+// anchors — a fiftieth of the m, where the filter's false positives are
+// 5·10⁻⁴ — is a row of the split from the same source row, which another
+// bundling of the same embeddings shares by the share of its rows.
+func copiesOnly(src *bundle.RowFilter, b *bundle.Bundle, m int) bool {
+	same := src.CountSources(b)
+	return same >= 0 && 50*same <= m
 }
 
 // OwnSplit says which of the splits the set was fitted or calibrated on b

@@ -136,6 +136,10 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 			return nil, nil, fmt.Errorf("%s: no OOD sample, and no per-input OOD test to check the in-distribution inputs alone with: give an OOD sample (-ood FILE), or calibrate the set with -reference N -ood-cal HELD-OUT-ID.npz", d.SetName)
 		case d.Train != nil:
 			return nil, nil, fmt.Errorf("the baselines (-train) are measured against an OOD sample: give one (-ood FILE), or leave -train out to check the in-distribution inputs alone")
+		case d.Mode != "" && d.Mode != "conformal":
+			return nil, nil, fmt.Errorf("mode %q without an OOD sample: its rows are AUROC and FPR95 against one; the in-distribution inputs alone are checked by the per-input test (mode conformal, or none)", d.Mode)
+		case d.FDR > 0:
+			return nil, nil, fmt.Errorf("an FDR level without an OOD sample: Benjamini–Hochberg's share of false discoveries is of inputs of both kinds; the in-distribution inputs alone give the false-alarm rate")
 		}
 		ms = []string{"conformal"}
 	}
@@ -150,8 +154,11 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	if w := set.OODTestWarning(d.ID); w != "" && (near != nil || d.OODCal != nil) {
 		warnings = append(warnings, d.IDName+": "+w)
 	}
-	t := &OODTable{Title: "OOD detection", Runs: 1,
+	t := &OODTable{Title: "OOD detection", Runs: 1, Sets: []string{},
 		Config: fmt.Sprintf("%s, ID %s, FPR95 %v", setNamed(d.SetName), d.IDName, d.Convention)}
+	if len(d.OOD) == 0 {
+		t.Config = fmt.Sprintf("%s, ID %s alone (no OOD sample: the per-input test's false-alarm rate)", setNamed(d.SetName), d.IDName)
+	}
 	if c := set.OOD; c != nil && c.Class != nil && near != nil {
 		// The test of one class: its false-alarm rate is bounded over
 		// that class's inputs, so the ID inputs are those.

@@ -575,7 +575,10 @@ func (t *OODTable) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
 	writeGrid(&b, rows)
-	if tests {
+	switch {
+	case tests && len(t.Sets) == 0:
+		fmt.Fprintf(&b, "\nFAR: the share of these in-distribution inputs the conformal test flags (p ≤ α_ood = %v); the guarantee: %s.\n", t.AlphaOOD, t.Guarantee)
+	case tests:
 		fmt.Fprintf(&b, "\nFAR, TAR: the share of ID test inputs and of OOD inputs the conformal test flags (p ≤ α_ood = %v); the guarantee: %s.\n", t.AlphaOOD, t.Guarantee)
 	}
 	if slices.ContainsFunc(t.Rows, func(r OODRow) bool { return r.FDP != nil }) {

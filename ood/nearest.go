@@ -23,6 +23,9 @@ type Nearest struct {
 	set  *conformal.Set
 	pool *Pool
 	k    int
+	// index is the pool rows' source rows where the pool is the set's
+	// reference and it records them (conformal.Reference.Index).
+	index []int64
 }
 
 // NewNearest prepares the score of the calibrated set s over the pool rows
@@ -35,11 +38,12 @@ func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
 	if err := checkSet(s, s.Geometry.Dim()); err != nil {
 		return nil, err
 	}
+	var index []int64
 	if rows == nil {
 		if s.Reference == nil {
 			return nil, errors.New("ood: the set has no reference pool (ccs calibrate -reference N or -reference-db FILE; reference= in Python; conformal.NewReference in Go)")
 		}
-		rows = s.Reference.Rows
+		rows, index = s.Reference.Rows, s.Reference.Index
 	}
 	p, err := NewPool(s.Geometry, rows)
 	if err != nil {
@@ -48,7 +52,7 @@ func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
 	if k < 1 || k > p.N() {
 		return nil, fmt.Errorf("ood: k = %d nearest of a pool of %d rows: want 1 ≤ k ≤ %d", k, p.N(), p.N())
 	}
-	return &Nearest{set: s, pool: p, k: k}, nil
+	return &Nearest{set: s, pool: p, k: k, index: index}, nil
 }
 
 // K is the neighbour the score takes.
@@ -90,21 +94,36 @@ func (n *Nearest) scores(queries []float32) ([]float64, error) {
 // is a row of the pool (its nearest score would be 0), and what Scores
 // refuses: the test's queries are normalised as these inputs were.
 func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibration, error) {
+	return n.CalibrateIndexed(rows, nil, source)
+}
+
+// CalibrateIndexed is Calibrate for inputs whose source rows (their rows of
+// the embeddings, Bundle.Index: ccs bundle's splits record them) are
+// index: an input equal to a pool row from another source row — the pool
+// recording its own (conformal.Reference.Index) — is one of the data's own
+// exact copies, which new inputs meet alike, and passes; one from the same
+// source row, or where either side records none, is a pool row given
+// again and refused.
+func (n *Nearest) CalibrateIndexed(rows []float32, index []int64, source string) (*conformal.OODCalibration, error) {
 	d := n.pool.d
 	if err := checkRows(n.set, "calibration input", "calibration inputs", rows); err != nil {
 		return nil, err
 	}
-	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows}); err != nil {
+	if index != nil && len(index) != len(rows)/d {
+		return nil, fmt.Errorf("ood: %d source rows for %d calibration inputs", len(index), len(rows)/d)
+	}
+	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows, Index: index}); err != nil {
 		return nil, fmt.Errorf("ood: calibration inputs %s: %w", source, err)
 	}
-	if i, j, shared := sharedRows(rows, n.pool.rows, n.pool.d); shared > 0 {
-		// The data's own copies (repeat customers) put some inputs beside
-		// an equal pool row, as they do new inputs: exchangeable still.
-		// More than they explain is a split given twice.
-		copies, in, pool := bundle.CountCopies(rows, d), len(rows)/d, len(n.pool.rows)/d
-		if !conformal.NativeCopies(shared, in, pool, copies) {
-			return nil, fmt.Errorf("ood: calibration input %d equals pool row %d (%d of the %d inputs equal pool rows, more than their own %d exact copies of one another explain): the calibration inputs must be disjoint from the reference pool, whose rows score 0 — the pool's split given as calibration inputs, or another bundling's; if the two are splits of one bundling, the embeddings hold exact copies of rows (ccs bundle warns of copies across splits): leave them out before bundling (keep = np.sort(np.unique(x, axis=0, return_index=True)[1]), then x[keep] and labels[keep]; with -groups, give each row and its copies one group)", i, j, shared, in, copies)
+	poolIndex := n.index
+	if i, j, again, copies := sharedRows(rows, n.pool.rows, d, index, poolIndex); again > 0 {
+		msg := fmt.Sprintf("ood: calibration input %d equals pool row %d (%d of the %d inputs are pool rows): the calibration inputs must be disjoint from the reference pool, whose rows score 0 — the pool's split given as calibration inputs, or another bundling's", i, j, again, len(rows)/d)
+		if index == nil || poolIndex == nil {
+			msg += "; if they are the data's own exact copies of rows, make the splits with ccs bundle, whose splits record each row's source row so that copies are told from rows given again (and calibrate the pool with this ccs, which keeps it), or remove the copies (keep = np.sort(np.unique(x, axis=0, return_index=True)[1]), then x[keep] and labels[keep])"
+		} else if copies > 0 {
+			msg += fmt.Sprintf(" (%d more equal pool rows from other source rows: the data's copies, which pass)", copies)
 		}
+		return nil, errors.New(msg)
 	}
 	s, err := n.scores(rows)
 	if err != nil {
@@ -143,10 +162,13 @@ func checkRows(s *conformal.Set, one, many string, rows []float32) error {
 	return nil
 }
 
-// sharedRows counts the rows of a that are also rows of b (rows of d),
-// and names the first: a row i of a equal to row j of b.
-func sharedRows(a, b []float32, d int) (i, j, shared int) {
-	seen := make(map[string]int, len(b)/d)
+// sharedRows counts the rows of a (rows of d) equal to a row of b: again,
+// those that are b's rows given again — from the same source row, by
+// their source rows ai and bi, or all where either is nil — naming the
+// first (row i of a equal to row j of b), and copies, those equal from
+// another source row.
+func sharedRows(a, b []float32, d int, ai, bi []int64) (i, j, again, copies int) {
+	seen := make(map[string][]int, len(b)/d)
 	key := func(r []float32) string {
 		buf := make([]byte, 0, 4*d)
 		for _, v := range r {
@@ -155,17 +177,33 @@ func sharedRows(a, b []float32, d int) (i, j, shared int) {
 		return string(buf)
 	}
 	for r := range len(b) / d {
-		seen[key(b[r*d:(r+1)*d])] = r
+		k := key(b[r*d : (r+1)*d])
+		seen[k] = append(seen[k], r)
 	}
 	for r := range len(a) / d {
-		if at, ok := seen[key(a[r*d:(r+1)*d])]; ok {
-			if shared == 0 {
-				i, j = r, at
-			}
-			shared++
+		rs, ok := seen[key(a[r*d:(r+1)*d])]
+		if !ok {
+			continue
 		}
+		at := rs[0]
+		if ai != nil && bi != nil {
+			at = -1
+			for _, x := range rs {
+				if bi[x] == ai[r] {
+					at = x
+				}
+			}
+			if at < 0 {
+				copies++
+				continue
+			}
+		}
+		if again == 0 {
+			i, j = r, at
+		}
+		again++
 	}
-	return i, j, shared
+	return i, j, again, copies
 }
 
 // Conformal is a set's certified per-input OOD test: its Nearest score,

@@ -182,7 +182,7 @@ func build(raw json.RawMessage) []field {
 		return nil
 	}
 	var out []field
-	for _, k := range []string{"module", "version", "revision", "modified", "go", "platform", "kernels", "blas"} {
+	for _, k := range []string{"module", "version", "revision", "modified", "code", "go", "platform", "kernels", "blas"} {
 		if v, ok := m[k]; ok {
 			out = append(out, field{k, fmt.Sprint(v)})
 		}

@@ -85,7 +85,7 @@ func WriteMarkdown(w io.Writer, title string, docs []*experiment.Document) error
 
 // WriteLaTeX writes docs' tables as LaTeX: each grid a table float
 // (\begin{table}) with its title (and the grid's caption) as \caption, a
-// label tab:SECTION (tab:SECTION-N for a section's N-th grid), a tabular
+// label tab:SECTION (tab:SECTION:N for a section's N-th grid), a tabular
 // with booktabs' rules (the first column left, the others right), and the
 // protocol and notes below it in \footnotesize; each result's heading,
 // command and build as comments. Text is escaped for pdfLaTeX
@@ -107,9 +107,11 @@ func WriteLaTeX(w io.Writer, title string, docs []*experiment.Document) error {
 		for _, bl := range s.Blocks {
 			for i, t := range bl.Tables {
 				n++
+				// tab:KIND, tab:KIND:2 …: a section's further grids apart
+				// from the sections KIND-2 … of further results of a kind.
 				label := "tab:" + s.ID
 				if n > 1 {
-					label = fmt.Sprintf("tab:%s-%d", s.ID, n)
+					label = fmt.Sprintf("tab:%s:%d", s.ID, n)
 				}
 				caption := bl.Title
 				if t.Caption != "" {

@@ -101,7 +101,7 @@ func TestWriteLaTeXCompiles(t *testing.T) {
 	dir := t.TempDir()
 	for name, docs := range map[string][]*experiment.Document{"reproduced": fixture.Documents(t), "commands": fixture.CommandDocuments(t)} {
 		var b bytes.Buffer
-		if err := report.WriteFormat(&b, report.LaTeX, "Tables of "+name+" results: 100% & more_", docs); err != nil {
+		if err := report.WriteFormat(&b, report.LaTeX, "Tables of "+name+" results: 100% & more_ of κ and Ω", docs); err != nil {
 			t.Fatal(err)
 		}
 		tex := b.String()

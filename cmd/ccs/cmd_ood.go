@@ -65,6 +65,15 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err := required("ood", "set", o.Set, "id", o.ID); err != nil {
 		return err
 	}
+	if len(o.OOD) == 0 && o.Mode != "" && o.Mode != "conformal" {
+		return usagef("ood: -mode %s without -ood: its rows are AUROC and FPR95 against an OOD sample; the -id inputs alone are checked by the per-input test (-mode conformal, or no -mode)", o.Mode)
+	}
+	if len(o.OOD) == 0 && o.FDR != 0 {
+		return usagef("ood: -fdr without -ood: Benjamini–Hochberg's share of false discoveries is of inputs of both kinds; the -id inputs alone give the false-alarm rate")
+	}
+	if len(o.OOD) == 0 && o.ByClass {
+		return usagef("ood: -ood-by-class splits an OOD sample by its labels: give one (-ood FILE)")
+	}
 	if len(o.OOD) == 0 && o.Train != "" {
 		return usagef("ood: -train's baselines are measured against an OOD sample: give at least one -ood FILE (without -ood and -train, the per-input test checks the -id inputs alone: its false-alarm rate and the shift warning)")
 	}
