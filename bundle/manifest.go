@@ -338,6 +338,31 @@ func ManifestWarning(path string, b *Bundle) string {
 	return ""
 }
 
+// Provenance says, for a document that reports on the bundles, what data
+// they are: each input file's SHA-256 by its role, the seed, and what the
+// rows were split by when not one by one (each block whole in one split:
+// -blocks, a patient's images); "" for a nil manifest.
+func (m *Manifest) Provenance() string {
+	if m == nil {
+		return ""
+	}
+	var ins []string
+	for _, role := range slices.Sorted(maps.Keys(m.Inputs)) {
+		if in := m.Inputs[role]; in.SHA256 != "" {
+			ins = append(ins, fmt.Sprintf("%s sha256:%s", role, strings.TrimPrefix(in.SHA256, "sha256:")))
+		}
+	}
+	s := fmt.Sprintf("ccs bundle's splits (seed %d", m.Seed)
+	if m.SplitBy == "blocks" {
+		s += "; split by blocks, each block whole in one split"
+	}
+	s += ")"
+	if ins != nil {
+		s += " of " + strings.Join(ins, ", ")
+	}
+	return s
+}
+
 // ReadManifest reads and decodes dir/manifest.json; nil where there is
 // none, it does not decode as a Manifest, or it is not ccs bundle's. The
 // Manifest* readers below each read it and take what they need of it; its

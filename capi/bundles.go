@@ -64,7 +64,7 @@ func loadBundle(path string, features bool) (*bundleObj, error) {
 		return nil, err
 	}
 	m := bundle.ReadManifest(filepath.Dir(path)) // once: what it says of the file is kept
-	return &bundleObj{b: b, path: path, names: manifestNames(m, path, b), oneLabel: m.OneLabelNameOf(path, b), manifest: m}, nil
+	return &bundleObj{b: b, path: path, names: manifestNames(m, path, b), oneLabel: m.OneLabelNameOf(path, b), manifest: m, blocks: m.BlocksOf(path, b), provenance: m.Provenance()}, nil
 }
 
 // saveBundle writes b as an .npz, atomically: bundle.Write, or for a
@@ -247,6 +247,9 @@ type madeBundles struct {
 	// OneLabel is the label whose rows alone the bundles hold (one_label,
 	// by its name), "" otherwise: their anchors carry no labels.
 	OneLabel string
+	// Manifest is what ccs bundle -out's manifest.json says of them, kept
+	// in memory (each split's blocks, the inputs' digests).
+	Manifest *bundle.Manifest
 	// Notes are what ccs bundle says as a note and the manifest does not
 	// keep: a DatasetDict's splits pooled as one table of pairs, pairs
 	// judged not relevant left out (Python warns of them, having no other
@@ -693,15 +696,16 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		out.Names, out.Bundles = append(out.Names, sp.Name), append(out.Bundles, b)
 	}
+	m := bundle.NewManifest(o.Command, in, cfg, plan)
+	m.Warnings, m.MinScore = out.Warnings, o.MinScore
+	for name, r := range arrays {
+		m.Inputs[name] = memoryInput(r)
+	}
+	if o.PairsFile != "" {
+		m.Inputs["pairs"] = bundle.ManifestInput{Path: o.PairsFile, SHA256: pairsHash}
+	}
+	out.Manifest = m
 	if o.Out != "" {
-		m := bundle.NewManifest(o.Command, in, cfg, plan)
-		m.Warnings, m.MinScore = out.Warnings, o.MinScore
-		for name, r := range arrays {
-			m.Inputs[name] = memoryInput(r)
-		}
-		if o.PairsFile != "" {
-			m.Inputs["pairs"] = bundle.ManifestInput{Path: o.PairsFile, SHA256: pairsHash}
-		}
 		if err := writeBundles(o.Out, out, m); err != nil {
 			return nil, err
 		}

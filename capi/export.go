@@ -212,7 +212,11 @@ func handles(m *madeBundles, out *C.uintptr_t, capacity C.int64_t) error {
 	}
 	dst := unsafe.Slice((*uintptr)(unsafe.Pointer(out)), len(bs))
 	for i, b := range bs {
-		dst[i] = newHandle(&bundleObj{b: b, names: m.LabelNames, oneLabel: m.OneLabel})
+		o := &bundleObj{b: b, names: m.LabelNames, oneLabel: m.OneLabel, provenance: m.Manifest.Provenance()}
+		if i < len(m.Names) {
+			o.blocks = m.Manifest.BlocksOf(m.Names[i]+".npz", b)
+		}
+		dst[i] = newHandle(o)
 	}
 	return nil
 }
@@ -423,6 +427,9 @@ func ccs_compare_start(fitH, valH, calH, testH, oodH, oodCalH C.uintptr_t, opts 
 			*b.dst = o.b
 			if b.dst == &in.Cal {
 				in.CalOneLabel = o.oneLabel
+			}
+			if b.dst == &in.Test {
+				in.Provenance, in.TestBlocks = o.provenance, o.blocks
 			}
 		}
 		var o compareOptions

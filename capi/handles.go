@@ -91,6 +91,13 @@ type (
 		// file was (bundle.ReadManifest), or nil: what it says of the file
 		// (its split, blocks, …) is taken from it, as of then.
 		manifest *bundle.Manifest
+		// blocks is the number of blocks the bundle's rows are (ccs bundle
+		// -blocks, blocks= in Python: each whole in its split), 0 for rows
+		// split one by one: resplits of it are warned of.
+		blocks int
+		// provenance is what data the bundle is (bundle.Manifest's
+		// Provenance), "" where no manifest says.
+		provenance string
 	}
 	setObj struct {
 		s    *conformal.Set

@@ -36,6 +36,14 @@ type CompareData struct {
 	// -one-label; the manifest's one_label), names that label: the
 	// guarantee is for anchors carrying it. "" otherwise.
 	OneLabel string
+	// Provenance says what data the bundles are (bundle.Manifest's
+	// Provenance: the inputs' SHA-256, the seed, a split by blocks), for
+	// the protocol line; "" where no manifest says.
+	Provenance string
+	// TestBlocks is the number of blocks the test split's rows are (ccs
+	// bundle -blocks), 0 for rows split one by one: the resplits' column
+	// is then warned of (BlocksResplits).
+	TestBlocks int
 }
 
 // CompareConfig configures Compare. Zero fields take the defaults: 3
@@ -494,6 +502,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if needsFit {
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
+	if data.Provenance != "" {
+		t.Config += "; data: " + data.Provenance
+	}
 	t.Warnings = append(t.Warnings, sharedWarnings...)
 	if cfg.Shift {
 		note := ""
@@ -540,6 +551,13 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		}
 	}
 	summarized, noResplits := compareRows(methods, results, base, judged, anchors)
+	if !slices.ContainsFunc(summarized, func(r CompareRow) bool { return r.BelowShare != nil }) {
+		// No row has the column (a class-conditional or PAC calibration's
+		// table, or resplits left out): the protocol does not announce it.
+		t.Config = strings.Replace(t.Config, fmt.Sprintf("; resplits: %d halvings of the test split", cfg.Resplits), "", 1)
+	} else if w := BlocksResplits("the test split", data.TestBlocks); w != "" {
+		t.Warnings = append(t.Warnings, w)
+	}
 	t.Rows = append(t.Rows, summarized...)
 	// Every row's sets are calibrated on the calibration split: where it
 	// is of unit norm, corpus rows that are not fall outside every set (a

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/experiment"
 )
@@ -97,7 +98,10 @@ func WriteLaTeX(w io.Writer, title string, docs []*experiment.Document) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%% %s\n%% Written by ccs report from %s: each table a float, for \\input in a document\n%% with \\usepackage{booktabs}. The figures are ccs plot's (PNG and SVG), for \\includegraphics.\n", oneLine(title), plural(len(docs), "result"))
+	fmt.Fprintf(&b, "%% %s\n%% Written by ccs report from %s: each table a float, for \\input in a document\n%% with \\usepackage{booktabs} (and graphicx, which shrinks a table wider than the text to\n%% fit). The figures are ccs plot's (PNG and SVG), for \\includegraphics.\n", oneLine(title), plural(len(docs), "result"))
+	// \ccsfit shrinks its table to the text's width where wider, with
+	// graphicx loaded; without it the table is as wide as it is.
+	b.WriteString("\\providecommand{\\ccsfit}[1]{\\ifdefined\\resizebox\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{#1}\\else#1\\fi}\n")
 	for _, s := range secs {
 		fmt.Fprintf(&b, "\n%% %s\n%% %s\n", oneLine(s.Heading), oneLine(s.Command))
 		if s.Build != nil {
@@ -125,6 +129,15 @@ func WriteLaTeX(w io.Writer, title string, docs []*experiment.Document) error {
 					notes = append(notes, bl.Notes...)
 				}
 				notes = append(notes, t.Notes...)
+				if n == 1 && s.Command != "" {
+					// In the document, not only in a comment: what computed
+					// the numbers.
+					src := "Computed by `" + s.Command + "`"
+					if s.Build != nil {
+						src += "; " + buildLine(s.Build)
+					}
+					notes = append(notes, src+".")
+				}
 				fmt.Fprintf(&b, "\\begin{table}[htbp]\n\\centering\n\\caption{%s}\n\\label{%s}\n", latexProse(caption), label)
 				latexGrid(&b, append([][]string{t.Head}, t.Rows...))
 				if len(notes) > 0 {
@@ -152,23 +165,52 @@ func buildLine(fs []field) string {
 }
 
 // latexGrid writes rows (the first the header) as a tabular with
-// booktabs' rules: the first column left, the others right.
+// booktabs' rules, in \ccsfit: the first column left, the others right,
+// but a column of prose (a cell of more than 32 characters: a guarantee's
+// wording) a paragraph column that wraps, its share of 60% of the line.
 func latexGrid(b *strings.Builder, rows [][]string) {
 	cols := len(rows[0])
-	b.WriteString("\\begin{tabular}{l" + strings.Repeat("r", cols-1) + "}\n\\toprule\n")
+	prose := make([]bool, cols)
+	nprose := 0
+	for c := range cols {
+		for _, r := range rows[1:] {
+			if c < len(r) && utf8.RuneCountInString(r[c]) > 32 {
+				prose[c] = true
+			}
+		}
+		if prose[c] {
+			nprose++
+		}
+	}
+	spec := ""
+	for c := range cols {
+		switch {
+		case prose[c]:
+			spec += fmt.Sprintf("p{%.2f\\linewidth}", 0.6/float64(nprose))
+		case c == 0:
+			spec += "l"
+		default:
+			spec += "r"
+		}
+	}
+	b.WriteString("\\ccsfit{\\begin{tabular}{" + spec + "}\n\\toprule\n")
 	for i, r := range rows {
 		cells := make([]string, cols)
 		for c := range cells {
 			if c < len(r) {
 				cells[c] = minus.ReplaceAllString(experiment.LaTeXEscape(r[c]), "$1$$-$$$2")
 			}
+			if prose[c] && i > 0 {
+				cells[c] = "\\raggedright " + cells[c]
+			}
 		}
-		b.WriteString(strings.Join(cells, " & ") + " \\\\\n")
+		// \tabularnewline: \\ after \raggedright would end its paragraph.
+		b.WriteString(strings.Join(cells, " & ") + " \\tabularnewline\n")
 		if i == 0 {
 			b.WriteString("\\midrule\n")
 		}
 	}
-	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	b.WriteString("\\bottomrule\n\\end{tabular}}\n")
 }
 
 // minus finds a number's minus sign (LogVol/d's -4.13), set as one

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +125,9 @@ func TestWriteLaTeXCompiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		main := filepath.Join(dir, "main-"+name+".tex")
-		doc := "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]{geometry}\n\\begin{document}\n\\input{" + name + "}\n\\end{document}\n"
+		// An ordinary page with graphicx, which \ccsfit shrinks a wide table
+		// with: nothing may run off it.
+		doc := "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n\\input{" + name + "}\n\\end{document}\n"
 		if err := os.WriteFile(main, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -140,6 +143,11 @@ func TestWriteLaTeXCompiles(t *testing.T) {
 		}
 		if m := regexp.MustCompile(`Missing character: [^\n]*`).FindAllString(string(log), 5); m != nil {
 			t.Errorf("%s: characters missing from the font: %q", name, m)
+		}
+		for _, m := range regexp.MustCompile(`Overfull \\hbox \(([0-9.]+)pt too wide\)[^\n]*\n[^\n]*`).FindAllStringSubmatch(string(log), -1) {
+			if w, _ := strconv.ParseFloat(m[1], 64); w > 20 {
+				t.Errorf("%s: a line runs %.0fpt off the page: %q", name, w, m[0])
+			}
 		}
 		if st, err := os.Stat(strings.TrimSuffix(main, ".tex") + ".pdf"); err != nil || st.Size() < 10000 {
 			t.Errorf("%s: no PDF: %v", name, err)

@@ -115,6 +115,31 @@ func TestBundleBlocks(t *testing.T) {
 	if got := bundle.ManifestBlocks(p("rows/test.npz"), rb); got != 0 {
 		t.Errorf("ManifestBlocks of a bundle split by rows: %d", got)
 	}
+	// coverage-check halves a test split row by row: of one split by
+	// blocks it says the spread is understated (a forty-eighth round's
+	// medical-imaging user: patients on both sides of every halving); of
+	// one split by rows it does not.
+	for _, c := range []struct {
+		dir  string
+		warn bool
+	}{{"b", true}, {"rows", false}} {
+		stderr.Reset()
+		set := p(c.dir + "/ball.json")
+		if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p(c.dir + "/cal.npz"), "-alpha", "0.1", "-out", set}); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		stderr.Reset()
+		if err := run(&stdout, &stderr, []string{"coverage-check", "-set", set, "-test", p(c.dir + "/test.npz"), "-resplits", "20", "-json"}); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "the resplits halve it row by row"); got != c.warn {
+			t.Errorf("coverage-check of %s: warned of blocks %v, want %v:\n%s", c.dir, got, c.warn, stderr.String())
+		}
+		if c.warn && !strings.Contains(stdout.String(), `"warnings": [`) {
+			t.Errorf("coverage-check of %s -json: the document keeps no warning", c.dir)
+		}
+		stdout.Reset()
+	}
 	// The recordings' ids with one row too few: named, as -labels' are.
 	short := strings.Join(strings.Split(csv.String(), "\n")[:n], "\n") + "\n"
 	os.WriteFile(p("short.csv"), []byte(short), 0o644)

@@ -182,6 +182,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	}
 	// One label's bundles (-one-label): the guarantee is for its anchors.
 	data.OneLabel = bundle.ManifestOneLabelName(filepath.Join(o.Data, "test.npz"), data.Test)
+	data.Provenance = bundle.ReadManifest(o.Data).Provenance()
+	data.TestBlocks = bundle.ManifestBlocks(filepath.Join(o.Data, "test.npz"), data.Test)
 	res, err := newResults(out, o.tableOptions, "compare", false, inputs...)
 	if err != nil {
 		return err

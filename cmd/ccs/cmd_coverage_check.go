@@ -84,6 +84,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
+	if w := experiment.BlocksResplits(o.Test, bundle.ManifestBlocks(o.Test, b)); w != "" {
+		warnings, check.Warnings = append(warnings, w), append(check.Warnings, w)
+	}
 	for _, w := range warnings {
 		out.warn(w)
 	}
