@@ -88,7 +88,8 @@ func BallFrom(fit, cal *bundle.Bundle, alpha float64, opt Options) (*conformal.S
 		return nil, err
 	}
 	info := conformal.FitInfo{Method: "none (ℓ2 ball), centred at anchor + the fit split's mean offset of positive − anchor",
-		N: fit.N, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit)}
+		N: fit.N, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}
+	info.Sources, info.Embeddings = conformal.SourcesOf(fit)
 	return conformal.CalibrateFitted(&conformal.Set{Geometry: g, Fit: &info}, cal, alpha, opt.Calibration)
 }
 
@@ -189,7 +190,8 @@ func FitEllipsoid(ctx context.Context, fit *bundle.Bundle, opt Options) (*Fitted
 		return nil, fmt.Errorf("baseline: ellipsoid: covariance of %d anchor−positive differences: %w", fit.N*fit.K, err)
 	}
 	f := &FittedEllipsoid{Geometry: g, Info: conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
-		N: fit.N, Differences: fit.N * fit.K, Rank: defined(sigma, fit.D, added), Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit)}}
+		N: fit.N, Differences: fit.N * fit.K, Rank: defined(sigma, fit.D, added), Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}
+	f.Info.Sources, f.Info.Embeddings = conformal.SourcesOf(fit)
 	if opt.Shift {
 		// Σ is a covariance, centred: the same about the shifted centre.
 		if f.Shift, err = bundle.MeanOffset(fit); err != nil {

@@ -69,6 +69,12 @@ type Bundle struct {
 	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
 	Activations []float32
 	Index       []int64 // optional, N: where each anchor came from (e.g. its image's row in the data set)
+	// Embeddings names the embeddings Index numbers the rows of: the
+	// SHA-256 ccs bundle's manifest records for them (a file's, or an
+	// array's bytes in Python), set where a bundle is read beside its
+	// manifest or made in memory; "" where unknown. Two bundles' Index
+	// values name the same rows only under one Embeddings.
+	Embeddings string
 	// AnchorsFrom names the file's array the anchors were read from when
 	// it is not "anchors" ("embeddings" in a features file), for messages.
 	AnchorsFrom string
@@ -295,6 +301,7 @@ func (b *Bundle) Subset(idx []int) *Bundle {
 	if b.Index != nil {
 		s.Index = gather(b.Index, idx, 1)
 	}
+	s.Embeddings = b.Embeddings
 	if b.Logits != nil {
 		s.Logits = gather(b.Logits, idx, b.C)
 	}

@@ -75,6 +75,7 @@ func Read(path string) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	b.Embeddings = ReadManifest(filepath.Dir(path)).EmbeddingsOf(path, b)
 	return b, nil
 }
 
@@ -145,6 +146,7 @@ func ReadFeatures(path string) (*Bundle, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	b.Embeddings = ReadManifest(filepath.Dir(path)).EmbeddingsOf(path, b)
 	return b, nil
 }
 

@@ -3,12 +3,16 @@ package bundle
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +46,13 @@ type Manifest struct {
 	Split          map[string]float64 `json:"split"`
 	OODClasses     []int64            `json:"ood_classes,omitempty"`
 	OODCalShare    float64            `json:"ood_cal_share,omitempty"`
+	// RowsSHA256 is the SHA-256 of the rows the splits' index numbers, as
+	// bundled (float32, little-endian, the queries' after the embeddings'
+	// for relevance pairs; RowsDigest): the same for the command and
+	// Python on the same values, other for the data exported again in
+	// another order. A fitted set compares two splits' source rows only
+	// under one such digest (Bundle.Embeddings).
+	RowsSHA256 string `json:"rows_sha256,omitempty"`
 	// SplitBy says what the rows were split by when not one by one:
 	// "blocks" (Inputs.Blocks: each block whole in one split).
 	SplitBy    string `json:"split_by,omitempty"`
@@ -338,6 +349,45 @@ func ManifestWarning(path string, b *Bundle) string {
 	return ""
 }
 
+// EmbeddingsOf is the SHA-256 of the embeddings whose rows the Index of
+// b, read from path, numbers (Bundle.Embeddings): the manifest's embeddings
+// input, where it lists path's file with b's anchors; "" otherwise (nil
+// manifest included).
+func (m *Manifest) EmbeddingsOf(path string, b *Bundle) string {
+	if m == nil || b.Index == nil || m.entry(path, b, nil) == nil {
+		return ""
+	}
+	return m.EmbeddingsDigest()
+}
+
+// EmbeddingsDigest is the digest of the rows the splits' index numbers
+// (RowsSHA256; "" where none — a manifest of an older ccs —, or for a nil
+// manifest).
+func (m *Manifest) EmbeddingsDigest() string {
+	if m == nil || m.RowsSHA256 == "" {
+		return ""
+	}
+	return "sha256:" + m.RowsSHA256
+}
+
+// RowsDigest is the SHA-256 of parts of rows, float32 little-endian, one
+// after the other, in hex (Manifest.RowsSHA256).
+func RowsDigest(parts ...[]float32) string {
+	h := sha256.New()
+	buf := make([]byte, 0, 1<<16)
+	for _, rows := range parts {
+		for _, v := range rows {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			if len(buf) == cap(buf) {
+				h.Write(buf)
+				buf = buf[:0]
+			}
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // Provenance says, for a document that reports on the bundles, what data
 // they are: each input file's SHA-256 by its role, the seed, and what the
 // rows were split by when not one by one (each block whole in one split:
@@ -349,10 +399,14 @@ func (m *Manifest) Provenance() string {
 	var ins []string
 	for _, role := range slices.Sorted(maps.Keys(m.Inputs)) {
 		if in := m.Inputs[role]; in.SHA256 != "" {
-			ins = append(ins, fmt.Sprintf("%s sha256:%s", role, strings.TrimPrefix(in.SHA256, "sha256:")))
+			of := "of the file " + in.Path // what sha256sum prints of it
+			if in.Path == "" {
+				of = "of an array's bytes in C order, " + in.Dtype // Python's: no file to hash
+			}
+			ins = append(ins, fmt.Sprintf("%s sha256:%s (%s)", role, strings.TrimPrefix(in.SHA256, "sha256:"), of))
 		}
 	}
-	s := fmt.Sprintf("ccs bundle's splits (seed %d", m.Seed)
+	s := fmt.Sprintf("bundles (seed %d", m.Seed)
 	if m.SplitBy == "blocks" {
 		s += "; split by blocks, each block whole in one split"
 	}

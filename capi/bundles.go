@@ -698,6 +698,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	}
 	m := bundle.NewManifest(o.Command, in, cfg, plan)
 	m.Warnings, m.MinScore = out.Warnings, o.MinScore
+	m.RowsSHA256 = bundle.RowsDigest(emb.Rows, qrows)
 	for name, r := range arrays {
 		m.Inputs[name] = memoryInput(r)
 	}

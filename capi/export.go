@@ -212,6 +212,9 @@ func handles(m *madeBundles, out *C.uintptr_t, capacity C.int64_t) error {
 	}
 	dst := unsafe.Slice((*uintptr)(unsafe.Pointer(out)), len(bs))
 	for i, b := range bs {
+		if b.Index != nil {
+			b.Embeddings = m.Manifest.EmbeddingsDigest() // what its Index numbers rows of, as beside a written manifest
+		}
 		o := &bundleObj{b: b, names: m.LabelNames, oneLabel: m.OneLabel, provenance: m.Manifest.Provenance()}
 		if i < len(m.Names) {
 			o.blocks = m.Manifest.BlocksOf(m.Names[i]+".npz", b)

@@ -97,6 +97,7 @@ func ccs_bundle_undump(data unsafe.Pointer, n C.int64_t, meta *C.char, out *C.ui
 			return fmt.Errorf("a pickled bundle: %w", err)
 		}
 		b.Converted = m.Converted
+		b.Embeddings = m.Manifest.EmbeddingsOf(m.Path, b)
 		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: m.Path, names: m.Names, oneLabel: m.OneLabel, manifest: m.Manifest,
 			blocks: m.Manifest.BlocksOf(m.Path, b), provenance: m.Manifest.Provenance()}))
 		return nil

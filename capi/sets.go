@@ -236,6 +236,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		}
 		var rows []float32
 		var index []int64                // the inputs' source rows, where their bundle records them
+		var embeddings string            // what index numbers the rows of
 		var oodClass *conformal.OODClass // ood_class's, where given
 		source := o.OODCal
 		if o.OODCal != "" || o.OODCalBundle != 0 {
@@ -272,7 +273,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			if err := set.CheckOODInputs(f); err != nil {
 				return nil, fmt.Errorf("calibrate: ood_cal: %s: %w", source, err)
 			}
-			rows, index = f.Anchors, f.Index
+			rows, index, embeddings = f.Anchors, f.Index, f.Embeddings
 		} else {
 			source = cmp.Or(o.OODCalSource, "ood_cal")
 			var n, d int
@@ -293,7 +294,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		case err != nil:
 			return nil, fmt.Errorf("ood_k=%d: %w", oodK, err)
 		}
-		if set.OOD, err = n.CalibrateIndexed(rows, index, source); err != nil {
+		if set.OOD, err = n.CalibrateIndexed(rows, index, embeddings, source); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		set.OOD.Class = oodClass

@@ -501,6 +501,8 @@ func referenceFast(b []byte) (*Reference, bool) {
 			err = json.Unmarshal(m.Value, &r.N)
 		case "index":
 			err = json.Unmarshal(m.Value, &r.Index)
+		case "embeddings":
+			err = json.Unmarshal(m.Value, &r.Embeddings)
 		case "rows":
 			// Made once at its size, one value a comma and one: the pool
 			// is most of a large file, and growing it by doubling kept up

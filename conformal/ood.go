@@ -52,6 +52,9 @@ type Reference struct {
 	// another source row is one of the data's own exact copies, not a pool
 	// row given again. Absent for a pool of rows given whole.
 	Index []int64 `json:"index,omitempty"`
+	// Embeddings names the embeddings Index numbers the rows of
+	// (bundle.Bundle.Embeddings); "" where unknown.
+	Embeddings string `json:"embeddings,omitempty"`
 }
 
 // NewReference draws n distinct anchors of b (seeded) as a reference pool.
@@ -70,7 +73,8 @@ func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Referen
 	for _, i := range perm[:n] {
 		r.Rows = append(r.Rows, b.Anchor(i)...)
 	}
-	if len(b.Index) == b.N {
+	if len(b.Index) == b.N && b.Embeddings != "" {
+		r.Embeddings = b.Embeddings
 		r.Index = make([]int64, n)
 		for j, i := range perm[:n] {
 			r.Index[j] = b.Index[i]

@@ -43,7 +43,7 @@ func h4Rows(rng *rand.Rand, n int, copyOf func(i int) int) []float32 {
 func h4Split(rng *rand.Rand, x []float32, idx []int) *bundle.Bundle {
 	const d = 2
 	b := &bundle.Bundle{N: len(idx), K: 1, D: d, Anchors: make([]float32, len(idx)*d), Positives: make([]float32, len(idx)*d),
-		Index: make([]int64, len(idx))} // each anchor's source row, as ccs bundle records it
+		Index: make([]int64, len(idx)), Embeddings: "sha256:h4"} // each anchor's source row, as ccs bundle records it, in the embeddings it names
 	for i, r := range idx {
 		b.Index[i] = int64(r)
 		copy(b.Anchors[i*d:(i+1)*d], x[r*d:(r+1)*d])
@@ -81,7 +81,7 @@ func TestReview48NativeCopiesPassesAnotherBundling(t *testing.T) {
 	})
 	fitA, calA := h4Bundling(rng, x, n, 1)
 	_, calB := h4Bundling(rng, x, n, 2)
-	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA)}}
+	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA), Embeddings: fitA.Embeddings}}
 	if _, err := CalibrateFitted(fitted, calA, 0.1, Options{}); err != nil {
 		t.Fatalf("the same bundling's cal split: %v", err)
 	}
@@ -107,7 +107,7 @@ func TestReview48NativeCopiesPassesAnotherBundlingPairs(t *testing.T) {
 	})
 	fitA, calA := h4Bundling(rng, x, n, 1)
 	_, calB := h4Bundling(rng, x, n, 2)
-	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA)}}
+	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA), Embeddings: fitA.Embeddings}}
 	// The same bundling's: a third of its anchors have their copy among
 	// the fit rows (over the tenth the check allows), all of them copies.
 	if m := fitted.Fit.Seen.Count(calA); 10*m < calA.N {
@@ -140,13 +140,13 @@ func TestReview48NativeCopiesFitRowsGivenAgain(t *testing.T) {
 	fitA, _ := h4Bundling(rng, x, n, 1)
 	// The fit rows in another order: another digest.
 	perm := rng.Perm(fitA.N)
-	again := &bundle.Bundle{N: fitA.N, K: 1, D: 2, Anchors: make([]float32, len(fitA.Anchors)), Positives: make([]float32, len(fitA.Positives)), Index: make([]int64, fitA.N)}
+	again := &bundle.Bundle{N: fitA.N, K: 1, D: 2, Anchors: make([]float32, len(fitA.Anchors)), Positives: make([]float32, len(fitA.Positives)), Index: make([]int64, fitA.N), Embeddings: fitA.Embeddings}
 	for i, p := range perm {
 		again.Index[i] = fitA.Index[p]
 		copy(again.Anchors[i*2:i*2+2], fitA.Anchors[p*2:p*2+2])
 		copy(again.Positives[i*2:i*2+2], fitA.Positives[p*2:p*2+2])
 	}
-	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA)}}
+	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA), Embeddings: fitA.Embeddings}}
 	if _, err := CalibrateFitted(fitted, again, 0.1, Options{}); !errors.Is(err, ErrSeenSplit) {
 		t.Errorf("the fit split's own rows, reordered, as calibration (%d copies among %d): %v, want ErrSeenSplit",
 			bundle.CountCopies(again.Anchors, 2), again.N, err)
@@ -175,7 +175,7 @@ func TestReview48NativeCopiesSmallCalSplitRefused(t *testing.T) {
 		})
 		perm := rand.New(rand.NewPCG(s, 2)).Perm(n)
 		fit, cal := h4Split(rng, x, perm[:1800]), h4Split(rng, x, perm[1800:1900])
-		fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit)}}
+		fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit), Embeddings: fit.Embeddings}}
 		if _, err := CalibrateFitted(fitted, cal, 0.1, Options{}); errors.Is(err, ErrSeenSplit) {
 			refused++
 		}
@@ -200,13 +200,13 @@ func TestReview48CopiesWithoutSources(t *testing.T) {
 		return -1
 	})
 	fit, cal := h4Bundling(rng, x, n, 1)
-	fit.Index, cal.Index = nil, nil
-	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit)}}
+	fit.Index, cal.Index, fit.Embeddings, cal.Embeddings = nil, nil, "", ""
+	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit), Embeddings: fit.Embeddings}}
 	if fitted.Fit.Sources != nil {
 		t.Fatal("a source filter of splits without source rows")
 	}
 	_, err := CalibrateFitted(fitted, cal, 0.1, Options{})
-	if !errors.Is(err, ErrSeenSplit) || !strings.Contains(err.Error(), "make the splits with ccs bundle, whose splits record each anchor's source row") {
+	if !errors.Is(err, ErrSeenSplit) || !strings.Contains(err.Error(), "make the splits with ccs bundle and fit on them") {
 		t.Errorf("copies without source rows: %v", err)
 	}
 }
@@ -223,7 +223,8 @@ func TestReview48SourcesInTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set.Fit = &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit), Sources: bundle.NewSourceFilter(fit)}
+	set.Fit = &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}
+	set.Fit.Sources, set.Fit.Embeddings = SourcesOf(fit)
 	if set.Reference, err = NewReference(fit, 50, 3, "fit anchors"); err != nil {
 		t.Fatal(err)
 	}
@@ -252,5 +253,67 @@ func TestReview48SourcesInTheFile(t *testing.T) {
 	bad, _ := json.Marshal(doc)
 	if _, err := ReadJSON(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "index has 49 source rows for its 50 rows") {
 		t.Errorf("a pool index one short: %v", err)
+	}
+}
+
+// TestReview48bReorderedEmbeddingsResplitPasses: the embeddings, without a
+// single exact copy, exported again in another row order (re-encoded in
+// another order, a row dropped before them, the dedup the messages advise:
+// x[keep]) and bundled again: 60% of the new calibration split's anchors
+// are rows the geometry was fitted on, each from another source row
+// number. copiesOnly takes them all for the data's own copies (same = 0)
+// although the split holds no copies at all; checkRows lets it through.
+// Before the change (NativeCopies: none without copies) it was refused.
+func TestReview48bReorderedEmbeddingsResplitPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	const n = 3000
+	x := h4Rows(rng, n, func(int) int { return -1 }) // no copies
+	fitA, _ := h4Bundling(rng, x, n, 1)
+	// The same rows with row 0 dropped: every source row number shifts by one.
+	y := x[2:]
+	_, calB := h4Bundling(rng, y, n-1, 2)
+	calB.Embeddings = "sha256:h4-exported-again" // another file: ccs bundle's manifest names its own digest
+	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fitA.Digest()}, Seen: bundle.NewRowFilter(fitA), Sources: bundle.NewSourceFilter(fitA), Embeddings: fitA.Embeddings}}
+	seen := fitted.Fit.Seen.Count(calB)
+	if copies := bundle.CountCopies(calB.Anchors, calB.D); copies != 0 || 10*seen < calB.N {
+		t.Fatalf("premise: %d copies, %d seen of %d", copies, seen, calB.N)
+	}
+	if _, err := CalibrateFitted(fitted, calB, 0.1, Options{}); !errors.Is(err, ErrSeenSplit) {
+		t.Errorf("another bundling of the same copy-free rows, renumbered: %d of its %d anchors are fit rows, none a copy: %v, want ErrSeenSplit", seen, calB.N, err)
+	}
+	// And the same split's rows, used as the OOD calibration inputs of a
+	// set fitted on fitA: CheckOODInputs passes them likewise.
+	if err := fitted.CheckOODInputs(calB); err == nil {
+		t.Errorf("CheckOODInputs: %d of %d inputs fit rows, renumbered: nil, want a refusal", seen, calB.N)
+	}
+}
+
+// TestReview48bOldSetRemedyMisleads: a set fitted before seen_sources was kept
+// (its file has seen_rows alone), calibrated on the right cal split of the
+// same ccs bundle run, on data of which 15% of the rows copy another
+// (the h2 fraud analyst's): it passed before the change (NativeCopies) and
+// is refused now — as the docs say — but the message's remedy is "make
+// the splits with ccs bundle, whose splits record each anchor's source
+// row", which these splits are (cal.Index is set): what would tell the
+// copies apart is fitting the geometry again with this ccs (the set lacks
+// seen_sources). Expected: a message naming the set, not the splits.
+func TestReview48bOldSetRemedyMisleads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 3))
+	const n = 3000
+	x := h4Rows(rng, n, func(i int) int {
+		if i > 0 && rng.Float64() < 0.15 {
+			return rng.IntN(i)
+		}
+		return -1
+	})
+	fit, cal := h4Bundling(rng, x, n, 1)
+	// An old set file: seen_rows, no seen_sources.
+	old := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}
+	_, err := CalibrateFitted(old, cal, 0.1, Options{})
+	if err == nil {
+		t.Fatal("an old set without source rows: calibrated on rows equal to its fit rows")
+	}
+	if cal.Index != nil && (strings.Contains(err.Error(), "make the splits with ccs bundle") || !strings.Contains(err.Error(), "fit the geometry again")) {
+		t.Errorf("splits that record their source rows, a set that does not: the remedy names the splits: %v", err)
 	}
 }

@@ -54,6 +54,32 @@ type FitInfo struct {
 	// customer's repeat transactions —, which every split holds alike, not
 	// rows given again.
 	Sources *bundle.RowFilter `json:"seen_sources,omitempty"`
+	// Embeddings names the embeddings those source rows are rows of
+	// (bundle.Bundle.Embeddings: their SHA-256 in ccs bundle's manifest):
+	// a calibration split's source rows are compared with Sources' only
+	// under the same embeddings — a re-export in another order numbers
+	// the same rows otherwise.
+	Embeddings string `json:"embeddings,omitempty"`
+}
+
+// SourcesOf is the source filter of a fit set's splits bs and the
+// embeddings their source rows number (FitInfo.Sources, .Embeddings),
+// or nil and "" where one of them records none or they differ.
+func SourcesOf(bs ...*bundle.Bundle) (*bundle.RowFilter, string) {
+	emb := ""
+	for _, b := range bs {
+		if b == nil {
+			continue
+		}
+		if b.Embeddings == "" || emb != "" && b.Embeddings != emb {
+			return nil, ""
+		}
+		emb = b.Embeddings
+	}
+	if f := bundle.NewSourceFilter(bs...); f != nil && emb != "" {
+		return f, emb
+	}
+	return nil, ""
 }
 
 // ErrSeenSplit reports a calibration split that the geometry was fitted
@@ -108,12 +134,16 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 // the filter's false positives (about 5·10⁻⁴ of the rows).
 func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
 	if m := f.seenRows(cal); m > 0 {
-		msg := fmt.Sprintf("%d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again; calibrate on the cal split of the bundles it was fitted on", m, cal.N)
-		if same := f.Sources.CountSources(cal); same < 0 {
-			// Nothing tells copies apart: the splits record no source rows.
-			msg += fmt.Sprintf(" (if they are the data's own exact copies, %d among these anchors themselves, make the splits with ccs bundle, whose splits record each anchor's source row so that copies are told from rows given again, or remove the copies)", bundle.CountCopies(cal.Anchors, cal.D))
-		} else {
-			msg += fmt.Sprintf(" (%d of them from the same source rows as the rows it was fitted on: not the data's copies)", same)
+		msg := fmt.Sprintf("%d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split, or the embeddings exported again), or those rows given again; calibrate on the cal split of the bundles it was fitted on", m, cal.N)
+		switch {
+		case f.Embeddings == "" && cal.Embeddings != "":
+			msg += " (if they are the data's own exact copies: the set records no source rows of what it was fitted on — fitted before ccs kept them, or on splits not made by ccs bundle —, so nothing tells copies from rows given again; fit the geometry again on ccs bundle's splits, or remove the copies)"
+		case f.Embeddings == "" || cal.Embeddings == "":
+			msg += fmt.Sprintf(" (if they are the data's own exact copies, %d among these anchors themselves: nothing tells them from rows given again where the splits are not ccs bundle's, read beside its manifest.json, which names each anchor's source row in the embeddings; make the splits with ccs bundle and fit on them, or remove the copies)", bundle.CountCopies(cal.Anchors, cal.D))
+		case cal.Embeddings != f.Embeddings:
+			msg += " (the calibration split numbers its rows in other embeddings than the fit splits' — another export of them? —, so its equal rows cannot be told from rows given again)"
+		default:
+			msg += fmt.Sprintf(" (%d of them from the same source rows of the same embeddings as the rows it was fitted on: not the data's copies)", f.Sources.CountSources(cal))
 		}
 		return fmt.Errorf("%w: %s", ErrSeenSplit, msg)
 	}
@@ -187,20 +217,26 @@ func (f *FitInfo) seenRows(b *bundle.Bundle) int {
 		return 0
 	}
 	m := manyOf(f.Seen, b)
-	if m > 0 && copiesOnly(f.Sources, b, m) {
+	if m > 0 && f.copiesOnly(b, m) {
 		return 0
 	}
 	return m
 }
 
-// copiesOnly reports whether the m anchors of b equal to rows of a split
-// are the data's own exact copies: b records each anchor's source row, as
-// src does the split's (bundle.NewSourceFilter), and hardly any of b's
-// anchors — a fiftieth of the m, where the filter's false positives are
-// 5·10⁻⁴ — is a row of the split from the same source row, which another
-// bundling of the same embeddings shares by the share of its rows.
-func copiesOnly(src *bundle.RowFilter, b *bundle.Bundle, m int) bool {
-	same := src.CountSources(b)
+// copiesOnly reports whether the m anchors of b equal to rows the set was
+// fitted on are the data's own exact copies: b's source rows number the
+// same embeddings as the fit splits' (Embeddings: one manifest's digest),
+// and hardly any of b's anchors — a fiftieth of the m, where the filter's
+// false positives are 5·10⁻⁴ — is a fit row from the same source row,
+// which another bundling of the same embeddings shares by the share of its
+// rows. Under other embeddings (a re-export in another order numbers the
+// same rows otherwise), or where either side records none, nothing tells
+// copies from rows given again.
+func (f *FitInfo) copiesOnly(b *bundle.Bundle, m int) bool {
+	if f.Embeddings == "" || b.Embeddings != f.Embeddings {
+		return false
+	}
+	same := f.Sources.CountSources(b)
 	return same >= 0 && 50*same <= m
 }
 

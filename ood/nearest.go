@@ -24,8 +24,10 @@ type Nearest struct {
 	pool *Pool
 	k    int
 	// index is the pool rows' source rows where the pool is the set's
-	// reference and it records them (conformal.Reference.Index).
-	index []int64
+	// reference and it records them (conformal.Reference.Index), in the
+	// embeddings named embeddings.
+	index      []int64
+	embeddings string
 }
 
 // NewNearest prepares the score of the calibrated set s over the pool rows
@@ -39,11 +41,12 @@ func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
 		return nil, err
 	}
 	var index []int64
+	var embeddings string
 	if rows == nil {
 		if s.Reference == nil {
 			return nil, errors.New("ood: the set has no reference pool (ccs calibrate -reference N or -reference-db FILE; reference= in Python; conformal.NewReference in Go)")
 		}
-		rows, index = s.Reference.Rows, s.Reference.Index
+		rows, index, embeddings = s.Reference.Rows, s.Reference.Index, s.Reference.Embeddings
 	}
 	p, err := NewPool(s.Geometry, rows)
 	if err != nil {
@@ -52,7 +55,7 @@ func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
 	if k < 1 || k > p.N() {
 		return nil, fmt.Errorf("ood: k = %d nearest of a pool of %d rows: want 1 ≤ k ≤ %d", k, p.N(), p.N())
 	}
-	return &Nearest{set: s, pool: p, k: k, index: index}, nil
+	return &Nearest{set: s, pool: p, k: k, index: index, embeddings: embeddings}, nil
 }
 
 // K is the neighbour the score takes.
@@ -94,17 +97,18 @@ func (n *Nearest) scores(queries []float32) ([]float64, error) {
 // is a row of the pool (its nearest score would be 0), and what Scores
 // refuses: the test's queries are normalised as these inputs were.
 func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibration, error) {
-	return n.CalibrateIndexed(rows, nil, source)
+	return n.CalibrateIndexed(rows, nil, "", source)
 }
 
 // CalibrateIndexed is Calibrate for inputs whose source rows (their rows of
-// the embeddings, Bundle.Index: ccs bundle's splits record them) are
-// index: an input equal to a pool row from another source row — the pool
-// recording its own (conformal.Reference.Index) — is one of the data's own
-// exact copies, which new inputs meet alike, and passes; one from the same
-// source row, or where either side records none, is a pool row given
-// again and refused.
-func (n *Nearest) CalibrateIndexed(rows []float32, index []int64, source string) (*conformal.OODCalibration, error) {
+// the embeddings named embeddings, Bundle.Index and .Embeddings: ccs
+// bundle's splits record them) are index: an input equal to a pool row
+// from another source row of the same embeddings — the pool recording its
+// own (conformal.Reference.Index) — is one of the data's own exact copies,
+// which new inputs meet alike, and passes; one from the same source row,
+// or where either side records none or they number other embeddings (a
+// re-export in another order), is a pool row given again and refused.
+func (n *Nearest) CalibrateIndexed(rows []float32, index []int64, embeddings, source string) (*conformal.OODCalibration, error) {
 	d := n.pool.d
 	if err := checkRows(n.set, "calibration input", "calibration inputs", rows); err != nil {
 		return nil, err
@@ -112,13 +116,18 @@ func (n *Nearest) CalibrateIndexed(rows []float32, index []int64, source string)
 	if index != nil && len(index) != len(rows)/d {
 		return nil, fmt.Errorf("ood: %d source rows for %d calibration inputs", len(index), len(rows)/d)
 	}
-	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows, Index: index}); err != nil {
+	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows, Index: index, Embeddings: embeddings}); err != nil {
 		return nil, fmt.Errorf("ood: calibration inputs %s: %w", source, err)
 	}
 	poolIndex := n.index
+	if embeddings == "" || embeddings != n.embeddings {
+		index, poolIndex = nil, nil // source rows of other embeddings, or unknown: not comparable
+	}
 	if i, j, again, copies := sharedRows(rows, n.pool.rows, d, index, poolIndex); again > 0 {
 		msg := fmt.Sprintf("ood: calibration input %d equals pool row %d (%d of the %d inputs are pool rows): the calibration inputs must be disjoint from the reference pool, whose rows score 0 — the pool's split given as calibration inputs, or another bundling's", i, j, again, len(rows)/d)
-		if index == nil || poolIndex == nil {
+		if embeddings != "" && n.embeddings != "" && embeddings != n.embeddings {
+			msg += "; the inputs number their rows in other embeddings than the pool's — another export of them? —, so equal rows cannot be told from pool rows given again"
+		} else if index == nil || poolIndex == nil {
 			msg += "; if they are the data's own exact copies of rows, make the splits with ccs bundle, whose splits record each row's source row so that copies are told from rows given again (and calibrate the pool with this ccs, which keeps it), or remove the copies (keep = np.sort(np.unique(x, axis=0, return_index=True)[1]), then x[keep] and labels[keep])"
 		} else if copies > 0 {
 			msg += fmt.Sprintf(" (%d more equal pool rows from other source rows: the data's copies, which pass)", copies)

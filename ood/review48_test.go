@@ -37,7 +37,7 @@ func review48Data(t *testing.T, n int) (x []float32, set *conformal.Set, rest []
 	}
 	perm := rng.Perm(n)
 	split := func(idx []int) *bundle.Bundle {
-		b := &bundle.Bundle{N: len(idx), K: 1, D: d, Index: make([]int64, len(idx))}
+		b := &bundle.Bundle{N: len(idx), K: 1, D: d, Index: make([]int64, len(idx)), Embeddings: "sha256:review48"}
 		for i, r := range idx {
 			b.Anchors = append(b.Anchors, x[r*d:(r+1)*d]...)
 			b.Index[i] = int64(r)
@@ -78,14 +78,19 @@ func TestReview48OODRecurringRowRightSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	in, index := rowsOf(x, rest)
-	if _, err := nn.CalibrateIndexed(in, index, "inputs"); err != nil {
+	if _, err := nn.CalibrateIndexed(in, index, "sha256:review48", "inputs"); err != nil {
 		t.Errorf("disjoint splits of one data set (%d copies among the inputs): refused: %v", bundle.CountCopies(in, 4), err)
 	}
 	pool, poolIndex := set.Reference.Rows, set.Reference.Index
-	if _, err := nn.CalibrateIndexed(pool, poolIndex, "pool"); err == nil || !strings.Contains(err.Error(), "200 of the 200 inputs are pool rows") {
+	if _, err := nn.CalibrateIndexed(pool, poolIndex, "sha256:review48", "pool"); err == nil || !strings.Contains(err.Error(), "200 of the 200 inputs are pool rows") {
 		t.Errorf("the pool's own rows as calibration inputs: %v", err)
 	}
 	if _, err := nn.Calibrate(in, "inputs.npy"); err == nil || !strings.Contains(err.Error(), "make the splits with ccs bundle") {
 		t.Errorf("equal rows, no source rows: %v, want refused, saying how to tell copies apart", err)
+	}
+	// The same rows numbered in other embeddings (a re-export in another
+	// order): refused, saying so.
+	if _, err := nn.CalibrateIndexed(in, index, "sha256:another-export", "inputs"); err == nil || !strings.Contains(err.Error(), "other embeddings than the pool's") {
+		t.Errorf("equal rows of other embeddings: %v, want refused", err)
 	}
 }

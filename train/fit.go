@@ -130,7 +130,8 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 	}
 	f := &Fitted{Geometry: g, Result: res, Info: FitInfo(cfg, res, fit.N, val.N)}
 	f.Info.Splits = map[string]string{"fit": fitDigest, "validation": valDigest}
-	f.Info.Seen, f.Info.Sources = bundle.NewRowFilter(fit, val), bundle.NewSourceFilter(fit, val)
+	f.Info.Seen = bundle.NewRowFilter(fit, val)
+	f.Info.Sources, f.Info.Embeddings = conformal.SourcesOf(fit, val)
 	if h != nil {
 		if f.Geometry, err = head.NewProjected(h, g); err != nil {
 			return nil, err

@@ -322,7 +322,7 @@ func TestBundleCommand(t *testing.T) {
 		// The cal split of the same embeddings bundled with another seed
 		// holds rows of the fit and validation splits.
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b5/cal.npz"), "-out", p("x.json")}, p("b5/cal.npz") + ": conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: "},
-		{[]string{"calibrate", "-geometry", "ellipsoid", "-fit", p("b/fit.npz"), "-cal", p("b5/cal.npz"), "-out", p("x.json")}, " calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split)"},
+		{[]string{"calibrate", "-geometry", "ellipsoid", "-fit", p("b/fit.npz"), "-cal", p("b5/cal.npz"), "-out", p("x.json")}, " calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split, or the embeddings exported again)"},
 		{[]string{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("b/fit.npz"), "-val", p("b/fit.npz"), "-epochs", "1", "-quiet", "-out", p("x.json")}, "the validation split is the training split"},
 		// A pool larger than the calibration split names the flag.
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "100000", "-out", p("x.json")}, "calibrate: -reference 100000: " + p("b/cal.npz") + " has "},

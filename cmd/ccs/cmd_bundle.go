@@ -752,6 +752,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	defer stage.Abort()
 	m := bundle.NewManifest(out.command, in, cfg, plan)
 	m.Inputs, m.Warnings = inputs, append(notes, m.Warnings...)
+	m.RowsSHA256 = bundle.RowsDigest(emb.Rows, qrows)
 	for i, w := range m.Warnings {
 		m.Warnings[i] = textclip.Message(w) // a label quoted whole, cut
 	}

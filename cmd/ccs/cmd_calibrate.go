@@ -365,7 +365,7 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int, class s
 	case err != nil:
 		return nil, fmt.Errorf("-ood-cal: %w", err)
 	}
-	c, err := n.CalibrateIndexed(f.Anchors, f.Index, source)
+	c, err := n.CalibrateIndexed(f.Anchors, f.Index, f.Embeddings, source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -65,6 +65,12 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err := required("ood", "set", o.Set, "id", o.ID); err != nil {
 		return err
 	}
+	if _, ok := experiment.OODModes[o.Mode]; !ok && o.Mode != "" {
+		return usagef("ood: -mode %q: want conformal, batch, reference, both or all", o.Mode)
+	}
+	if o.FDR != 0 && !(o.FDR > 0 && o.FDR < 1) {
+		return usagef("ood: -fdr %v: want 0 < Q < 1 (or 0: none)", o.FDR)
+	}
 	if len(o.OOD) == 0 && o.Mode != "" && o.Mode != "conformal" {
 		return usagef("ood: -mode %s without -ood: its rows are AUROC and FPR95 against an OOD sample; the -id inputs alone are checked by the per-input test (-mode conformal, or no -mode)", o.Mode)
 	}

@@ -185,7 +185,7 @@ func TestCopiesAnotherBundlingRefused(t *testing.T) {
 		}
 	}
 	err := run(&out, &errb, []string{"calibrate", "-geometry", "ellipsoid", "-fit", "a/fit.npz", "-cal", "b/cal.npz", "-alpha", "0.1", "-out", "e.json"})
-	if err == nil || !strings.Contains(err.Error(), "another bundling") || !strings.Contains(err.Error(), "from the same source rows as the rows it was fitted on") {
+	if err == nil || !strings.Contains(err.Error(), "another bundling") || !strings.Contains(err.Error(), "from the same source rows of the same embeddings as the rows it was fitted on") {
 		t.Errorf("the ellipsoid of one bundling's fit split calibrated on another's: %v, want refused", err)
 	}
 	if err := run(&out, &errb, []string{"calibrate", "-geometry", "ellipsoid", "-fit", "a/fit.npz", "-cal", "a/cal.npz", "-alpha", "0.1", "-out", "e.json"}); err != nil {
