@@ -69,11 +69,12 @@ type Bundle struct {
 	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
 	Activations []float32
 	Index       []int64 // optional, N: where each anchor came from (e.g. its image's row in the data set)
-	// Embeddings names the embeddings Index numbers the rows of: the
-	// SHA-256 ccs bundle's manifest records for them (a file's, or an
-	// array's bytes in Python), set where a bundle is read beside its
-	// manifest or made in memory; "" where unknown. Two bundles' Index
-	// values name the same rows only under one Embeddings.
+	// Embeddings names the rows Index numbers: "sha256:" and the digest
+	// of those rows as ccs bundle's manifest records it (rows_sha256, the
+	// same from the command and Python on the same values), set where a
+	// bundle is read beside its manifest or made in memory; "" where
+	// unknown. Two bundles' Index values name the same rows only under
+	// one Embeddings.
 	Embeddings string
 	// AnchorsFrom names the file's array the anchors were read from when
 	// it is not "anchors" ("embeddings" in a features file), for messages.

@@ -349,10 +349,9 @@ func ManifestWarning(path string, b *Bundle) string {
 	return ""
 }
 
-// EmbeddingsOf is the SHA-256 of the embeddings whose rows the Index of
-// b, read from path, numbers (Bundle.Embeddings): the manifest's embeddings
-// input, where it lists path's file with b's anchors; "" otherwise (nil
-// manifest included).
+// EmbeddingsOf names the rows the Index of b, read from path, numbers
+// (Bundle.Embeddings: EmbeddingsDigest), where the manifest lists path's
+// file with b's anchors; "" otherwise (nil manifest included).
 func (m *Manifest) EmbeddingsOf(path string, b *Bundle) string {
 	if m == nil || b.Index == nil || m.entry(path, b, nil) == nil {
 		return ""

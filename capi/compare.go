@@ -72,8 +72,9 @@ type compareInputs struct {
 	// CalOneLabel is the label whose rows alone Cal holds (bundleObj's
 	// oneLabel), "" otherwise.
 	CalOneLabel string
-	// Provenance is the test bundle's (bundleObj's): what the protocol
-	// says the data are.
+	// Provenance is the test bundle's (bundleObj's, from the manifest
+	// beside its file or its making in memory): what the protocol says
+	// the data are.
 	Provenance string
 	// TestBlocks is the blocks the test bundle's rows are (its manifest's
 	// BlocksOf), 0 where none.
@@ -207,11 +208,6 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal,
 		LabelNames: o.LabelNames, OneLabel: in.CalOneLabel, Provenance: in.Provenance, TestBlocks: in.TestBlocks}
-	if o.Directory != "" {
-		dir := bundle.ReadManifest(o.Directory)
-		data.Provenance = dir.Provenance()
-		data.TestBlocks = dir.BlocksOf(filepath.Join(o.Directory, "test.npz"), in.Test)
-	}
 	if o.Out != "" {
 		// Keyed as ccs compare -out keys them, so each reads the other's.
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -797,6 +797,8 @@ func TestReferenceFile(t *testing.T) {
 		{`"n":3`, `"n":1000000`, "ood_reference: n = 1000000 rows of dimension 2 are 2000000 values, but its rows hold 6"},
 		{`"n":3`, `"n":2`, "ood_reference: n = 2 rows of dimension 2 are 4 values, but its rows hold 6"},
 		{`"n":3`, `"n":4611686018427387904`, "ood_reference: n = 4611686018427387904 rows of dimension 2 are 9223372036854775808 values, but its rows hold 6"},
+		{`"n":3`, `"n":3,"index":[7,8]`, "ood_reference: index has 2 source rows for its 3 rows"},
+		{`"n":3`, `"n":3,"index":[7,8,"x"]`, "ood_reference"},
 	} {
 		if !strings.Contains(good, c.from) {
 			t.Fatalf("fixture lacks %q:\n%s", c.from, good)

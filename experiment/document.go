@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/figure"
+	"github.com/ccsets/ccs/internal/buildinfo"
 	"github.com/ccsets/ccs/internal/jsonerr"
 )
 
@@ -177,10 +178,7 @@ func (d *Document) source() string {
 	if d.Command != "" {
 		parts = append(parts, "computed by "+d.Command)
 	}
-	var b struct {
-		Module, Version, Revision, Code, Kernels string
-		Modified                                 bool
-	}
+	var b buildinfo.Info
 	if json.Unmarshal(d.Build, &b) == nil && b.Module != "" {
 		build := b.Module + " " + b.Version
 		switch {

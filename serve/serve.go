@@ -486,8 +486,10 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// load reads and validates every file of cfg; open opens a collection.
-func load(cfg Config, open func(spec string) (retrieve.Store, error), monitorSeed uint64) (*state, error) {
+// load reads and validates every file of cfg; open opens a collection. A
+// set whose file is old's (the same FileChecksum under the same name)
+// takes old's OOD state, its monitor going on (nil old: the first load).
+func load(cfg Config, open func(spec string) (retrieve.Store, error), monitorSeed uint64, old *state) (*state, error) {
 	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]retrieve.Store{},
 		warnings: map[string][]string{}, loaded: time.Now()}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sets)) {
@@ -500,7 +502,9 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error), monitorSee
 		}
 		st.sets[name] = set
 		st.warnings[name] = set.Warnings()
-		if set.OOD != nil {
+		if o := old.oodOf(name, set); o != nil {
+			st.ood[name] = o // the same file: its test and monitor as they are
+		} else if set.OOD != nil {
 			o, err := newOODState(set, cfg.MonitorDelta, cfg.MonitorLimit, monitorSeed)
 			if err != nil {
 				return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], err)
@@ -653,18 +657,30 @@ type monitorsKept struct {
 	dropped     []string
 }
 
-// keepMonitors gives each set of next whose file is old's (the same
-// FileChecksum under the same name) old's OOD state, its monitor going on.
+// oodOf is the OOD state of the set named name in st, where its file is
+// set's (the same FileChecksum) and it has one; nil otherwise (nil st
+// included).
+func (st *state) oodOf(name string, set *conformal.Set) *oodState {
+	if st == nil || st.ood[name] == nil || st.sets[name] == nil {
+		return nil
+	}
+	if sum := set.FileChecksum(); sum == "" || st.sets[name].FileChecksum() != sum {
+		return nil
+	}
+	return st.ood[name]
+}
+
+// keepMonitors says what the load of next did with old's OOD monitors
+// (load keeps those of unchanged files): the sets that kept theirs, those
+// started afresh, and a log line for each raised alarm discarded.
 func keepMonitors(old, next *state) monitorsKept {
 	var mk monitorsKept
 	for _, name := range slices.Sorted(maps.Keys(next.ood)) {
-		o, set := old.ood[name], old.sets[name]
-		if o != nil && set != nil && set.FileChecksum() != "" && set.FileChecksum() == next.sets[name].FileChecksum() {
-			next.ood[name] = o
+		if o := old.ood[name]; o != nil && next.ood[name] == o {
 			mk.kept = append(mk.kept, strconv.Quote(name))
-			continue
+		} else {
+			mk.fresh = append(mk.fresh, strconv.Quote(name))
 		}
-		mk.fresh = append(mk.fresh, strconv.Quote(name))
 	}
 	for _, name := range slices.Sorted(maps.Keys(old.ood)) {
 		if o := old.ood[name]; next.ood[name] != o {
@@ -729,11 +745,12 @@ func (s *Server) reload() (uint64, monitorsKept, error) {
 		}
 	}
 	var mon monitorsKept
-	if st, err := load(s.cfg, s.openCollection, s.cfg.MonitorSeed+s.loads.Add(1)-1); err != nil {
+	old := s.state.Load()
+	if st, err := load(s.cfg, s.openCollection, s.cfg.MonitorSeed+s.loads.Add(1)-1, old); err != nil {
 		errs = append(errs, err)
 	} else {
 		st.generation = 1
-		if old := s.state.Load(); old != nil {
+		if old != nil {
 			st.generation = old.generation + 1
 			mon = keepMonitors(old, st)
 		}

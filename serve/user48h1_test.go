@@ -72,13 +72,7 @@ func TestH1AnswersNameTheSetFile(t *testing.T) {
 // alarm before anyone has seen it.
 func TestH1ReloadKeepsOrReportsAlarm(t *testing.T) {
 	path := h8OODSet(t, nil)
-	var logs bytes.Buffer
-	s, err := New(Config{Sets: map[string]string{"mine": path}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4,
-		Logger: log.New(&logs, "", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, logs := loggedServer(t, path)
 	h := s.Handler()
 	pts := strings.TrimSuffix(strings.Repeat("[0, 0, 1], ", 40), ", ")
 	rec := do(t, h, "POST", "/v1/sets/mine/ood", "application/json", `{"points": [`+pts+`]}`)
@@ -150,13 +144,7 @@ func npyFloat64(r, c int, v []float64) []byte {
 // line, let alone a stack. An operator who sees ccs_requests_total{code=
 // "500"} rise has nothing on the server to debug it with.
 func TestH1PanicIsLogged(t *testing.T) {
-	var logs bytes.Buffer
-	s, err := New(Config{Sets: map[string]string{"mine": h8OODSet(t, nil)}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4,
-		Logger: log.New(&logs, "", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, logs := loggedServer(t, h8OODSet(t, nil))
 	h := s.endpoint("sets", http.MethodGet, RoleRead, func(http.ResponseWriter, *http.Request) error {
 		var m map[string]int
 		m["x"] = 1 // a bug: assignment to entry in nil map
@@ -178,13 +166,7 @@ func TestH1PanicIsLogged(t *testing.T) {
 // answer carries the served file's checksum, which changes with the file.
 func TestReloadMonitors(t *testing.T) {
 	path := h8OODSet(t, nil)
-	var logs bytes.Buffer
-	s, err := New(Config{Sets: map[string]string{"mine": path}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4,
-		Logger: log.New(&logs, "", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, logs := loggedServer(t, path)
 	h := s.Handler()
 	type answer struct {
 		Checksum string `json:"checksum"`
@@ -236,4 +218,18 @@ func TestReloadMonitors(t *testing.T) {
 		!strings.Contains(logs.String(), `started afresh for "mine" (new set files`) {
 		t.Errorf("the log:\n%s\nwant the discarded alarm named", logs.String())
 	}
+}
+
+// loggedServer serves the set file at path as "mine", its log in the
+// buffer returned; closed when the test ends.
+func loggedServer(t *testing.T, path string) (*Server, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	s, err := New(Config{Sets: map[string]string{"mine": path}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4,
+		Logger: log.New(&logs, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, &logs
 }

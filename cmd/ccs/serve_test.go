@@ -40,15 +40,8 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // the server.
 func TestServeRetrieveLoadtest(t *testing.T) {
 	dir := t.TempDir()
+	set := simulatedOODBall(t, dir)
 	var sink bytes.Buffer
-	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "100", "-k", "5", "-seed", "2"}); err != nil {
-		t.Fatal(err)
-	}
-	set := filepath.Join(dir, "ball.json")
-	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-reference", "20",
-		"-ood-cal", filepath.Join(dir, "val.npz"), "-out", set}); err != nil {
-		t.Fatal(err)
-	}
 	db := filepath.Join(dir, "test.npz")
 	if err := golden(t, "retrieve", dir, "retrieve", "-set", set, "-db", db, "-anchor-index", "3", "-limit", "4"); err != nil {
 		t.Fatal(err)
@@ -355,4 +348,21 @@ func TestServeSignalBeforeItsOwn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// simulatedOODBall writes the simulation's bundles in dir and an ℓ2 ball
+// calibrated on them with a per-input OOD test (a pool of 20 calibration
+// anchors, val.npz as its held-out inputs), returning the set file's path.
+func simulatedOODBall(t *testing.T, dir string) string {
+	t.Helper()
+	var sink bytes.Buffer
+	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "100", "-k", "5", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-reference", "20",
+		"-ood-cal", filepath.Join(dir, "val.npz"), "-out", set}); err != nil {
+		t.Fatalf("%v\n%s", err, sink.String())
+	}
+	return set
 }

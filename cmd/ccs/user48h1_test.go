@@ -25,15 +25,7 @@ import (
 // alarm goes off with no hint of why.
 func TestH1LoadtestOODWarnsOfMonitor(t *testing.T) {
 	dir := t.TempDir()
-	var sink bytes.Buffer
-	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "100", "-k", "5", "-seed", "2"}); err != nil {
-		t.Fatal(err)
-	}
-	set := filepath.Join(dir, "ball.json")
-	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-reference", "20",
-		"-ood-cal", filepath.Join(dir, "val.npz"), "-out", set}); err != nil {
-		t.Fatal(err)
-	}
+	set := simulatedOODBall(t, dir)
 	sv := startServe(t, "serve", "-set", "ball="+set, "-addr", "127.0.0.1:0")
 	defer sv.stop(t)
 	anchor, _ := json.Marshal(anchorRow(t, filepath.Join(dir, "test.npz"), 3))

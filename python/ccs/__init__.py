@@ -2773,7 +2773,7 @@ class Client:
         # The body's dtype is the anchor's and the points' together (a
         # float64 anchor widens float32 points).
         per = max(1, min(_SCORE_POINTS, _SCORE_BYTES // (np.result_type(a, p).itemsize * p.shape[1]) - 1))
-        for attempt in range(3):
+        for _ in range(3):
             scores, inside, warned, files = [], [], [], set()
             for lo in range(0, len(p), per):
                 try:
