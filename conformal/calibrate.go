@@ -212,6 +212,16 @@ type Info struct {
 	// calibration ("calibration_rows"), out of the documents that
 	// describe the calibration.
 	Rows *bundle.RowFilter `json:"-"`
+	// Sources holds those anchors each with its source row and Embeddings
+	// names the embeddings they number (KeepRows, as FitInfo.Sources and
+	// .Embeddings), where the calibration split records them (ccs
+	// bundle's do): a test bundle's anchors equal to calibration rows but
+	// from other source rows of the same embeddings are the data's own
+	// exact copies, which every split holds alike, and are not warned of.
+	// The set file keeps them beside Rows ("calibration_sources",
+	// "calibration_embeddings").
+	Sources    *bundle.RowFilter `json:"-"`
+	Embeddings string            `json:"-"`
 	// OverAll, for a class-conditional calibration on disjoint pairs, is
 	// how its threshold over all classes (Threshold, which OverAllClasses
 	// judges with) was taken where that differs from the classes' N pairs:

@@ -46,10 +46,13 @@ type fileSet struct {
 	Shift       []float64         `json:"shift,omitempty"`
 	Calibration *Info             `json:"calibration,omitempty"`
 	Rows        *bundle.RowFilter `json:"calibration_rows,omitempty"` // Info.Rows
-	Classes     []classFile       `json:"classes,omitempty"`          // class-conditional thresholds
-	Fit         *FitInfo          `json:"fit,omitempty"`
-	Reference   *Reference        `json:"ood_reference,omitempty"`
-	OOD         *OODCalibration   `json:"ood_calibration,omitempty"`
+	// Info.Sources and .Embeddings.
+	Sources    *bundle.RowFilter `json:"calibration_sources,omitempty"`
+	Embeddings string            `json:"calibration_embeddings,omitempty"`
+	Classes    []classFile       `json:"classes,omitempty"` // class-conditional thresholds
+	Fit        *FitInfo          `json:"fit,omitempty"`
+	Reference  *Reference        `json:"ood_reference,omitempty"`
+	OOD        *OODCalibration   `json:"ood_calibration,omitempty"`
 	// Checksum is "sha256:" and the SHA-256 of the file as written
 	// without it (the field comes last, so that is the file's bytes up to
 	// it, closed): a file changed after ccs wrote it — a threshold edited
@@ -147,6 +150,7 @@ func (s *Set) writeJSON(w io.Writer, sum bool) error {
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
 		f.Alpha, f.Threshold, f.Calibration, f.Rows = &alpha, &t, &c, c.Rows
+		f.Sources, f.Embeddings = c.Sources, c.Embeddings
 		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
 		for _, k := range s.Classes {
 			t := threshold(k.Threshold)
@@ -297,8 +301,8 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		return nil, nil, err
 	}
 	if f.Calibration == nil {
-		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" || f.Rows != nil {
-			return nil, nil, fmt.Errorf("alpha, threshold, guarantee or calibration_rows given without calibration")
+		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" || f.Rows != nil || f.Sources != nil || f.Embeddings != "" {
+			return nil, nil, fmt.Errorf("alpha, threshold, guarantee or calibration_rows, _sources or _embeddings given without calibration")
 		}
 		if f.OOD != nil {
 			return nil, nil, fmt.Errorf("ood_calibration given without calibration: the OOD score is normalised by the threshold")
@@ -315,7 +319,10 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		return nil, nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
 	}
 	c := *f.Calibration
-	c.Rows = f.Rows
+	c.Rows, c.Sources, c.Embeddings = f.Rows, f.Sources, f.Embeddings
+	if (c.Sources == nil) != (c.Embeddings == "") {
+		return nil, nil, fmt.Errorf("calibration_sources and calibration_embeddings come together: one is given without the other")
+	}
 	if !c.Mode.Valid() {
 		return nil, nil, fmt.Errorf("calibration.mode is missing")
 	}

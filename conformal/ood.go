@@ -127,6 +127,13 @@ type OODCalibration struct {
 	// as test inputs is warned of (OODTestWarning); nil in files made
 	// before it was kept.
 	Rows *bundle.RowFilter `json:"rows,omitempty"`
+	// Sources holds those inputs each with its source row, and Embeddings
+	// names the embeddings they number, where the inputs record them (ccs
+	// bundle's splits do; ood.Nearest.CalibrateIndexed): a test input
+	// equal to a calibration input from another source row is one of the
+	// data's own exact copies, not warned of.
+	Sources    *bundle.RowFilter `json:"sources,omitempty"`
+	Embeddings string            `json:"embeddings,omitempty"`
 	// Class, for the test of one class alone (ccs calibrate -ood-class:
 	// its pool and calibration inputs of that class), names it: its
 	// false-alarm rate is bounded over that class's inputs, not over
@@ -165,6 +172,8 @@ func (c *OODCalibration) check() error {
 		return fmt.Errorf("ood_calibration: %d scores for n = %d (want n ≥ 1 scores)", len(c.Scores), c.N)
 	case c.N > MaxOODScores:
 		return fmt.Errorf("ood_calibration: %d scores, more than a set file keeps (%d)", c.N, MaxOODScores)
+	case (c.Sources == nil) != (c.Embeddings == ""):
+		return fmt.Errorf("ood_calibration: sources and embeddings come together: one is given without the other")
 	}
 	for i, v := range c.Scores {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -209,14 +218,18 @@ func checkOOD(r *Reference, c *OODCalibration, dim int) error {
 // them are no test.
 func (s *Set) OODTestWarning(b *bundle.Bundle) string {
 	if s.OOD != nil {
-		if m := manyOf(s.OOD.Rows, b); m > 0 {
+		if m := manyOf(s.OOD.Rows, b); m > 0 && !copiesOnly(s.OOD.Sources, s.OOD.Embeddings, b, m) {
 			return fmt.Sprintf("%d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
 		}
 	}
 	const fix = "so the AUROC and false-alarm rate measured on them are optimistic, no test; give in-distribution inputs held out from them (ccs bundle's test.npz)"
 	if r := s.Reference; r != nil && r.N > 0 && len(r.Rows) == r.N*b.D {
-		pool := bundle.NewRowFilter(&bundle.Bundle{N: r.N, D: b.D, Anchors: r.Rows})
-		if m := manyOf(pool, b); m > 0 {
+		pb := &bundle.Bundle{N: r.N, D: b.D, Anchors: r.Rows, Index: r.Index}
+		var sources *bundle.RowFilter
+		if r.Embeddings != "" && len(r.Index) == r.N {
+			sources = bundle.NewSourceFilter(pb)
+		}
+		if m := manyOf(bundle.NewRowFilter(pb), b); m > 0 && !copiesOnly(sources, r.Embeddings, b, m) {
 			return fmt.Sprintf("%d of its %d inputs are rows of the set's reference pool (%s): each one's nearest pool row is itself, at OOD score 0, %s", m, b.N, r.Source, fix)
 		}
 	}

@@ -153,7 +153,10 @@ func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
 // KeepRows records the calibration bundle's anchor rows in the set
 // (Info.Rows), for OwnSplitWarning to find them in another bundle; what
 // ccs calibrate does.
-func (s *Set) KeepRows(cal *bundle.Bundle) { s.Calibration.Rows = bundle.NewRowFilter(cal) }
+func (s *Set) KeepRows(cal *bundle.Bundle) {
+	s.Calibration.Rows = bundle.NewRowFilter(cal)
+	s.Calibration.Sources, s.Calibration.Embeddings = SourcesOf(cal)
+}
 
 // OwnSplitWarning is what a reader of the set's figures on b must know
 // when b is a split the set has seen (OwnSplit), or "": its own
@@ -178,7 +181,11 @@ func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 		return fmt.Sprintf("%d of its %d anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic, no test; evaluate on the test split of the bundles it was fitted on", m, b.N)
 	}
 	if !recalibrated {
-		if m := manyOf(s.Calibration.Rows, b); m > 0 && b.PositivePool != nil {
+		m := manyOf(s.Calibration.Rows, b)
+		if m > 0 && copiesOnly(s.Calibration.Sources, s.Calibration.Embeddings, b, m) {
+			m = 0 // the data's own copies of calibration rows, from other source rows
+		}
+		if m > 0 && b.PositivePool != nil {
 			return fmt.Sprintf("%d of its %d anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; %s", m, b.N, laterPositives)
 		} else if m > 0 {
 			return fmt.Sprintf("%d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
@@ -233,10 +240,17 @@ func (f *FitInfo) seenRows(b *bundle.Bundle) int {
 // same rows otherwise), or where either side records none, nothing tells
 // copies from rows given again.
 func (f *FitInfo) copiesOnly(b *bundle.Bundle, m int) bool {
-	if f.Embeddings == "" || b.Embeddings != f.Embeddings {
+	return copiesOnly(f.Sources, f.Embeddings, b, m)
+}
+
+// copiesOnly is FitInfo.copiesOnly for any rows kept with their source
+// rows: sources (bundle.NewSourceFilter) of rows numbered in the
+// embeddings emb, of which m of b's anchors equal rows by value.
+func copiesOnly(sources *bundle.RowFilter, emb string, b *bundle.Bundle, m int) bool {
+	if emb == "" || sources == nil || b.Embeddings != emb {
 		return false
 	}
-	same := f.Sources.CountSources(b)
+	same := sources.CountSources(b)
 	return same >= 0 && 50*same <= m
 }
 

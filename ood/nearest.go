@@ -119,7 +119,7 @@ func (n *Nearest) CalibrateIndexed(rows []float32, index []int64, embeddings, so
 	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows, Index: index, Embeddings: embeddings}); err != nil {
 		return nil, fmt.Errorf("ood: calibration inputs %s: %w", source, err)
 	}
-	poolIndex := n.index
+	inputs, poolIndex := index, n.index
 	if embeddings == "" || embeddings != n.embeddings {
 		index, poolIndex = nil, nil // source rows of other embeddings, or unknown: not comparable
 	}
@@ -143,6 +143,10 @@ func (n *Nearest) CalibrateIndexed(rows []float32, index []int64, embeddings, so
 		return nil, err
 	}
 	c.Rows = bundle.RowFilterOf(rows, n.pool.d)
+	if inputs != nil && embeddings != "" {
+		c.Sources = bundle.NewSourceFilter(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows, Index: inputs})
+		c.Embeddings = embeddings
+	}
 	return c, nil
 }
 
