@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"unsafe"
@@ -50,12 +51,19 @@ type bundleMeta struct {
 	Manifest  *bundle.Manifest `json:"manifest,omitempty"`
 	Converted []string         `json:"converted,omitempty"`
 	Features  bool             `json:"features,omitempty"`
+	// What the handle knew of the bundle without a manifest (ccs.bundle's
+	// bundles in memory): the embeddings its source rows number, the
+	// blocks its rows are, the data it is (bundleObj's).
+	Embeddings string `json:"embeddings,omitempty"`
+	Blocks     int    `json:"blocks,omitempty"`
+	Provenance string `json:"provenance,omitempty"`
 }
 
 //export ccs_bundle_dump
 func ccs_bundle_dump(h C.uintptr_t, data *unsafe.Pointer, n *C.int64_t, meta **C.char, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *bundleObj) error {
-		m, err := json.Marshal(bundleMeta{Path: o.path, Names: o.names, OneLabel: o.oneLabel, Manifest: o.manifest, Converted: o.b.Converted, Features: o.b.K == 0})
+		m, err := json.Marshal(bundleMeta{Path: o.path, Names: o.names, OneLabel: o.oneLabel, Manifest: o.manifest, Converted: o.b.Converted, Features: o.b.K == 0,
+			Embeddings: o.b.Embeddings, Blocks: o.blocks, Provenance: o.provenance})
 		if err != nil {
 			return err
 		}
@@ -97,9 +105,12 @@ func ccs_bundle_undump(data unsafe.Pointer, n C.int64_t, meta *C.char, out *C.ui
 			return fmt.Errorf("a pickled bundle: %w", err)
 		}
 		b.Converted = m.Converted
-		b.Embeddings = m.Manifest.EmbeddingsOf(m.Path, b)
+		b.Embeddings = cmp.Or(m.Embeddings, m.Manifest.EmbeddingsOf(m.Path, b)) // the manifest's: pickles made before the handle's were kept
+		if b.Index == nil {
+			b.Embeddings = "" // numbers no rows
+		}
 		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: m.Path, names: m.Names, oneLabel: m.OneLabel, manifest: m.Manifest,
-			blocks: m.Manifest.BlocksOf(m.Path, b), provenance: m.Manifest.Provenance()}))
+			blocks: cmp.Or(m.Blocks, m.Manifest.BlocksOf(m.Path, b)), provenance: cmp.Or(m.Provenance, m.Manifest.Provenance())}))
 		return nil
 	})
 }
