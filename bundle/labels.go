@@ -970,6 +970,9 @@ func (p *PairIDs) UnscoredNote() string {
 	if p.MinScore != nil {
 		return fmt.Sprintf("%s scored %s: left out", counted(p.Unscored, "pair"), p.below())
 	}
+	if p.Conflicts > 0 { // the pairs also scored relevant: left in, as the conflicts' note says
+		return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out (but for %d also scored relevant: kept relevant)", counted(p.Unscored, "pair"), p.Conflicts)
+	}
 	return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out", counted(p.Unscored, "pair"))
 }
 

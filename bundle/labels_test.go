@@ -363,7 +363,7 @@ func TestReadQrels(t *testing.T) {
 		t.Fatalf("pairs %v, %v", got, err)
 	}
 	want := `1 pair names an id that is not among the given ids (row id "none"): left out; 1 pair scored as relevant and also 0 or less (the first: query "q1", row "d3"): kept relevant`
-	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out" {
+	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out (but for 1 also scored relevant: kept relevant)" {
 		t.Errorf("note %q, %q (unscored %d, conflicts %d), want %q", p.Note(), p.UnscoredNote(), p.Unscored, p.Conflicts, want)
 	}
 	// A header of two columns: every pair relevant, said; none without a header.

@@ -2997,7 +2997,11 @@ func (p *Plan) warnJudgedRepeats(judged [][]int, kneg int) {
 	}
 	slices.Sort(counts)
 	k90 := counts[max(0, int(math.Ceil(0.1*float64(len(counts))))-1)]
-	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d (kneg=%d in Python) draws distinct ones for nine queries in ten", total, anchors, kneg, counts[0], counts[len(counts)-1], k90, k90))
+	distinct := "every query"
+	if first, _ := slices.BinarySearch(counts, k90); first > 0 {
+		distinct = fmt.Sprintf("%d of the %d queries (%.0f%%)", len(counts)-first, len(counts), math.Floor(100*float64(len(counts)-first)/float64(len(counts))))
+	}
+	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d (kneg=%d in Python) draws distinct ones for %s", total, anchors, kneg, counts[0], counts[len(counts)-1], k90, k90, distinct))
 }
 
 // split is split s of the plan, made, and the rows its anchors are of

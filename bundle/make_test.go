@@ -2610,3 +2610,38 @@ func TestMakeContext(t *testing.T) {
 		t.Errorf("a cancelled context: %v, want context.Canceled", err)
 	}
 }
+
+// TestMakeJudgedNegativesShare: the repeats warning's advice names the
+// share of queries the -kneg it advises draws distinct negatives for, as
+// counted (it said "nine queries in ten" where every query had them, and
+// where 95% had).
+func TestMakeJudgedNegativesShare(t *testing.T) {
+	const nq, nr = 200, 401
+	for _, c := range []struct {
+		few  int // queries with 1 judged negative (the others 3)
+		want string
+	}{
+		{10, "-kneg 3 (kneg=3 in Python) draws distinct ones for 190 of the 200 queries (95%)"},
+		{0, "-kneg 3 (kneg=3 in Python) draws distinct ones for every query"},
+		{nq, "-kneg 1 (kneg=1 in Python) draws distinct ones for every query"},
+	} {
+		var pairs, negs [][2]int
+		for q := range nq {
+			pairs = append(pairs, [2]int{q, q})
+			n := 3
+			if q < c.few {
+				n = 1
+			}
+			for j := range n {
+				negs = append(negs, [2]int{q, 201 + (q*13+j*37)%200})
+			}
+		}
+		p, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Negatives: negs}, MakeConfig{K: 1, KNeg: 4, Split: testSplit, Seed: 9, JudgedNegatives: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Warnings) != 1 || !strings.HasSuffix(p.Warnings[0], c.want) {
+			t.Errorf("%d queries with one judged negative: warnings %q, want one ending %q", c.few, p.Warnings, c.want)
+		}
+	}
+}
