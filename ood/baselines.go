@@ -433,7 +433,7 @@ func (v *ViM) Fit(train Sample) error {
 	cl := v.Classifier
 	switch {
 	case cl == nil:
-		return unavailable("ViM", "the classifier's W and b")
+		return unavailable("ViM", "the classifier's W and b (ccs ood -classifier FILE.npz, classifier= in Python: weight (C, D) and bias (C,))")
 	case train.Logits == nil:
 		return unavailable("ViM", "logits")
 	case cl.D != train.D || cl.C != train.C:
