@@ -165,6 +165,8 @@ type Inputs struct {
 	// Negatives are pairs judged not relevant (Items.Negatives), for
 	// MakeConfig.JudgedNegatives; nil: none.
 	Negatives [][2]int
+	// Graded are pairs relevant at a lower grade (Items.Graded).
+	Graded [][2]int
 	// QueryIDs are the queries' ids, in row order (nil: none), for
 	// messages (Items.QueryIDs).
 	QueryIDs []string
@@ -307,7 +309,7 @@ func (in Inputs) Items() (Items, error) {
 		if in.QueryIDs != nil && len(in.QueryIDs) != q.N {
 			return Items{}, fmt.Errorf("%s: %d query ids for %d queries", q.Source, len(in.QueryIDs), q.N)
 		}
-		it.Queries, it.Pairs, it.Negatives, it.QueryIDs, it.QueryRows = q.N, in.Pairs, in.Negatives, in.QueryIDs, q.Rows
+		it.Queries, it.Pairs, it.Negatives, it.Graded, it.QueryIDs, it.QueryRows = q.N, in.Pairs, in.Negatives, in.Graded, in.QueryIDs, q.Rows
 		it.SelfQueries = in.selfQueries()
 	}
 	if in.QueryLabels != nil {

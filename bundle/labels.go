@@ -243,6 +243,10 @@ type PairIDs struct {
 	// MakeConfig.JudgedNegatives.
 	Judged    bool
 	Negatives [][2]int
+	// Graded are the pairs scored above 0 but below MinScore, resolved as
+	// relevant pairs are: relevant at a lower grade, neither positives
+	// nor ever drawn as their query's negatives (Items.Graded).
+	Graded [][2]int
 	// twoColumns is a text of pairs' header line of two columns, no
 	// score, or the two Columns named (ScoreNote); nil otherwise.
 	// unnamedScore is the score column the header has and Columns left
@@ -921,17 +925,20 @@ func (p *PairIDs) ReversedWarning(pairs [][2]int, queries, rows []float32, d int
 // judged keeps the pair (query, row), scored score, among Negatives
 // when Judged and it is judged not relevant (0 or less).
 func (p *PairIDs) judged(query, row string, score float64) error {
-	if !p.Judged || score > 0 {
+	lower := p.MinScore != nil && score > 0 && score < *p.MinScore // relevant at a lower grade (Graded)
+	if !lower && (!p.Judged || score > 0) {
 		return nil
 	}
 	q, r, ok, err := p.Resolve(query, row)
-	if err != nil {
+	if err != nil || !ok {
 		return err
 	}
-	if ok {
-		p.Negatives = append(p.Negatives, [2]int{q, r})
-		p.negKeys = append(p.negKeys, [2]string{query, row})
+	if lower {
+		p.Graded = append(p.Graded, [2]int{q, r})
+		return nil
 	}
+	p.Negatives = append(p.Negatives, [2]int{q, r})
+	p.negKeys = append(p.negKeys, [2]string{query, row})
 	return nil
 }
 
@@ -939,7 +946,12 @@ func (p *PairIDs) judged(query, row string, score float64) error {
 // and those also scored relevant, which stay relevant (Conflicts warns
 // of them).
 func (p *PairIDs) judgedCounts() (negatives, relevant int) {
-	for i := range p.Negatives {
+	seen := make(map[[2]int]bool, len(p.Negatives))
+	for i, pr := range p.Negatives {
+		if seen[pr] {
+			continue // a pair written twice counts once
+		}
+		seen[pr] = true
 		if i < len(p.negKeys) && p.scored[p.negKeys[i]] == 3 {
 			relevant++
 		} else {
@@ -953,27 +965,54 @@ func (p *PairIDs) judgedCounts() (negatives, relevant int) {
 // (scored 0 or less, as BEIR's qrels mark them: what a qrels file
 // usually holds, a note rather than a warning), or is "".
 func (p *PairIDs) UnscoredNote() string {
-	if p.Unscored == 0 {
-		return ""
+	unscored := p.leftOut(p.Judged)
+	if unscored == 0 {
+		return "" // every line of them named an unknown id, or a pair also scored relevant: their notes say so
 	}
 	if p.Judged {
-		neg, rel := p.judgedCounts()
+		neg, rel := p.judgedCounts() // of the unscored pairs, those that are negatives
 		given := fmt.Sprintf("%d naming given rows", neg)
 		if rel > 0 {
 			given += fmt.Sprintf(", besides %d also scored relevant, kept relevant", rel)
 		}
 		if p.MinScore != nil {
-			return fmt.Sprintf("%s scored %s: not relevant, and those scored 0 or less (%s) judged not relevant: the queries' negatives", counted(p.Unscored, "pair"), p.below(), given)
+			return fmt.Sprintf("%s scored %s: not relevant, and those scored 0 or less (%s) judged not relevant: the queries' negatives", counted(unscored, "pair"), p.below(), given)
 		}
-		return fmt.Sprintf("%s scored 0 or less, judged not relevant: the queries' negatives (%s)", counted(p.Unscored, "pair"), given)
+		return fmt.Sprintf("%s scored 0 or less, judged not relevant: the queries' negatives (%s)", counted(unscored, "pair"), given)
 	}
 	if p.MinScore != nil {
-		return fmt.Sprintf("%s scored %s: left out", counted(p.Unscored, "pair"), p.below())
+		return fmt.Sprintf("%s scored %s: left out", counted(unscored, "pair"), p.below())
 	}
-	if p.Conflicts > 0 { // the pairs also scored relevant: left in, as the conflicts' note says
-		return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out (but for %d also scored relevant: kept relevant)", counted(p.Unscored, "pair"), p.Conflicts)
+	return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out", counted(unscored, "pair"))
+}
+
+// leftOut counts the distinct pairs of given ids scored as not relevant
+// (0 or less, or below MinScore) and never as relevant: what UnscoredNote
+// says were left out. Unscored counts their lines — a pair written twice
+// twice, one naming an unknown id (which Note counts), one also scored
+// relevant (kept relevant, which Note says) — and a BEIR export's 4 510
+// lines were 4 507 pairs. With all, it counts every distinct pair scored
+// as not relevant, which judged negatives break down by what became of
+// them.
+func (p *PairIDs) leftOut(all bool) int {
+	known := func(id string, m map[string]int) bool {
+		if m == nil {
+			_, err := strconv.Atoi(id)
+			return err == nil
+		}
+		_, ok := m[id]
+		if !ok {
+			_, ok = m[strings.TrimSpace(id)]
+		}
+		return ok
 	}
-	return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out", counted(p.Unscored, "pair"))
+	n := 0
+	for k, bits := range p.scored {
+		if all && bits&2 != 0 || bits == 2 && known(k[0], p.queries) && known(k[1], p.rows) {
+			n++
+		}
+	}
+	return n
 }
 
 // left is Left, saying when all of the call's pairs (unscored of them
@@ -1581,7 +1620,11 @@ func swappedHeader(fields []string) error {
 		return strings.Contains(s, "corpus") || strings.Contains(s, "doc") || strings.Contains(s, "passage") || s == "pid" || s == "itemid" || s == "item"
 	}
 	if row(fields[0]) && query(fields[1]) {
-		return fmt.Errorf("the header names the columns %q, %q: the relevant row's first, the query's second; a pair's columns are read in order, the query's id first (BEIR's qrels: query-id, corpus-id, score): write them in that order (df[[%q, %q, …]].to_csv(path, sep=\"\\t\", index=False))", fields[0], fields[1], fields[1], fields[0])
+		named := fields[1] + "," + fields[0]
+		if len(fields) > 2 {
+			named += "," + fields[2]
+		}
+		return fmt.Errorf("the header names the columns %q, %q: the relevant row's first, the query's second; a pair's columns are read in order, the query's id first (BEIR's qrels: query-id, corpus-id, score): name them in that order after the file (-pairs FILE:%s; pairs=\"FILE:%s\" in Python), or write them so (df[[%q, %q, …]].to_csv(path, sep=\"\\t\", index=False))", fields[0], fields[1], named, named, fields[1], fields[0])
 	}
 	return nil
 }

@@ -363,7 +363,7 @@ func TestReadQrels(t *testing.T) {
 		t.Fatalf("pairs %v, %v", got, err)
 	}
 	want := `1 pair names an id that is not among the given ids (row id "none"): left out; 1 pair scored as relevant and also 0 or less (the first: query "q1", row "d3"): kept relevant`
-	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out (but for 1 also scored relevant: kept relevant)" {
+	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "1 pair scored 0 or less, judged not relevant: left out" {
 		t.Errorf("note %q, %q (unscored %d, conflicts %d), want %q", p.Note(), p.UnscoredNote(), p.Unscored, p.Conflicts, want)
 	}
 	// A header of two columns: every pair relevant, said; none without a header.
@@ -391,6 +391,16 @@ func TestReadQrels(t *testing.T) {
 		if _, err := ReadQrels(strings.NewReader(text), "qrels.tsv", p); err == nil || !strings.Contains(err.Error(), "qrels.tsv:1: the header names the columns") || !strings.Contains(err.Error(), "the relevant row's first, the query's second") {
 			t.Errorf("%q: %v", text, err)
 		}
+	}
+	// The way out it names: the columns named in the query's order.
+	p, _ = NewPairIDs(nil, nil)
+	if _, err := ReadQrels(strings.NewReader("corpus-id\tquery-id\tscore\n3\t0\t1\n"), "qrels.tsv", p); err == nil || !strings.Contains(err.Error(), "-pairs FILE:query-id,corpus-id,score") {
+		t.Errorf("the refusal names no columns to give: %v", err)
+	}
+	p, _ = NewPairIDs(nil, nil)
+	p.Columns = []string{"query-id", "corpus-id", "score"}
+	if got, err := ReadQrels(strings.NewReader("corpus-id\tquery-id\tscore\n3\t0\t1\n"), "qrels.tsv", p); err != nil || !slices.Equal(got, [][2]int{{0, 3}}) {
+		t.Errorf("the columns named: %v, %v, want [[0 3]]", got, err)
 	}
 	// Ten pairs in eleven swapped, one id unknown: swapped, said.
 	text := "query-id\tcorpus-id\tscore\n"

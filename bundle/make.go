@@ -50,6 +50,12 @@ type Items struct {
 	// p says that row Negatives[p][1] is not relevant to query
 	// Negatives[p][0]. They are then a query's only negatives.
 	Negatives [][2]int
+	// Graded are pairs relevant at a lower grade than Pairs' (graded
+	// judgements read with a least relevant score: a qrels file's 1s
+	// where 2 is asked): pair p says that row Graded[p][1] is relevant
+	// to query Graded[p][0], though not enough to be its positive. It is
+	// never drawn as that query's negative (random or hard).
+	Graded [][2]int
 	// SelfQueries says that the queries are the rows themselves (query q
 	// is row q: papers as their own queries, multi-label data given as
 	// pairs of rows that share a category). A query's own row is then
@@ -2672,6 +2678,10 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		relevant[q] = append(relevant[q], r)
 	}
 	repeated := dedupeRelevant(relevant, items.N)
+	lower, err := gradedRows(items, relevant)
+	if err != nil {
+		return nil, err
+	}
 	judged, unjudged, err := judgedNegatives(items, cfg, relevant)
 	if err != nil {
 		return nil, err
@@ -2835,8 +2845,8 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			if judged != nil {
 				break // a query's negatives are its judged ones, repeated where fewer
 			}
-			if items.N-len(ood)-len(relevant[q])-own < cfg.KNeg {
-				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d%s, too few others for %d negatives", items.queryName(q), len(relevant[q]), items.N-len(ood), inDistribution(len(ood)), cfg.KNeg)
+			if items.N-len(ood)-len(relevant[q])-len(lower(q))-own < cfg.KNeg {
+				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d%s, too few others for %d negatives", items.queryName(q), len(relevant[q])+len(lower(q)), items.N-len(ood), inDistribution(len(ood)), cfg.KNeg)
 			}
 		}
 		parallel.For(n, 256, 0, func(_, lo, hi int) {
@@ -2853,7 +2863,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				}
 				// Membership by binary search in a sorted copy: rel keeps
 				// the pairs' order, which the draws follow.
-				srt := slices.Clone(rel)
+				srt := slices.Concat(rel, lower(qs[a])) // rows relevant at a lower grade are no negatives either
 				slices.Sort(srt)
 				self := -1
 				if items.SelfQueries {
@@ -2863,7 +2873,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 					_, in := slices.BinarySearch(srt, r)
 					return !in && r != self && (isOOD == nil || !isOOD[r])
 				}
-				avail := items.N - len(ood) - len(rel) - own
+				avail := items.N - len(ood) - len(srt) - own
 				hd.draw(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, avail, cfg.KNeg, ok), avail, rng, hd.query(qs[a]), func(i int) int { return i })
 			}
 		})
@@ -2921,6 +2931,38 @@ func (p *Plan) warnAbsentQueryLabels(strata map[int64][]int, cfg MakeConfig) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("the %s split holds no query of the query label %s (too few queries for its share %v): -calibration class has no threshold for it, and -per-class no row", SplitNames[s], labelList(absent, cfg), cfg.Split[s]))
 		}
 	}
+}
+
+// gradedRows is each query's rows relevant to it at a lower grade
+// (Items.Graded): in range, each once, none of its relevant rows nor, for
+// self-queries, its own row; nil where none are given, and lowerOf's
+// rows of a query then none.
+func gradedRows(items Items, relevant [][]int) (lowerOf func(q int) []int, err error) {
+	if len(items.Graded) == 0 {
+		return func(int) []int { return nil }, nil
+	}
+	lower := make([][]int, items.Queries)
+	for i, pr := range items.Graded {
+		q, r := pr[0], pr[1]
+		switch {
+		case q < 0 || q >= items.Queries:
+			return nil, fmt.Errorf("bundle: pair %d relevant at a lower grade names query %d, there are %d queries", i, q, items.Queries)
+		case r < 0 || r >= items.N:
+			return nil, fmt.Errorf("bundle: pair %d relevant at a lower grade names row %d, there are %d rows of embeddings", i, r, items.N)
+		case items.SelfQueries && q == r:
+			continue
+		}
+		lower[q] = append(lower[q], r)
+	}
+	for q, rows := range lower {
+		if len(rows) == 0 {
+			continue
+		}
+		slices.Sort(rows)
+		rows = slices.Compact(rows)
+		lower[q] = slices.DeleteFunc(rows, func(r int) bool { return slices.Contains(relevant[q], r) })
+	}
+	return func(q int) []int { return lower[q] }, nil
 }
 
 // judgedNegatives is each query's rows judged not relevant to it

@@ -2175,7 +2175,7 @@ func TestPairIDsJudged(t *testing.T) {
 		{"judged, least score 2", true, &two, [][2]int{{0, 1}}, [][2]int{{0, 2}, {1, 0}, {0, 0}},
 			"5 pairs scored below the least relevant score 2: not relevant, and those scored 0 or less (3 naming given rows) judged not relevant: the queries' negatives"},
 		{"left out", false, nil, [][2]int{{0, 1}, {1, 2}}, nil,
-			"4 pairs scored 0 or less, judged not relevant: left out"},
+			"3 pairs scored 0 or less, judged not relevant: left out"}, // the fourth names row d9, not given: counted apart
 	} {
 		ids, err := NewPairIDs([]string{"q0", "q1"}, []string{"d0", "d1", "d2"})
 		if err != nil {
@@ -2643,5 +2643,56 @@ func TestMakeJudgedNegativesShare(t *testing.T) {
 		if len(p.Warnings) != 1 || !strings.HasSuffix(p.Warnings[0], c.want) {
 			t.Errorf("%d queries with one judged negative: warnings %q, want one ending %q", c.few, p.Warnings, c.want)
 		}
+	}
+}
+
+// TestMakeGradedNeverNegatives: rows relevant at a lower grade (Graded: a
+// qrels file's 1s under a least relevant score of 2) are never drawn as
+// their query's negatives, random or hard, and count as rows relevant to
+// it where too few others are left; other queries may draw them. (A RAG
+// user's hard negatives were 54% such rows.)
+func TestMakeGradedNeverNegatives(t *testing.T) {
+	const nq, nr, d = 20, 60, 2
+	var pairs, graded [][2]int
+	for q := range nq {
+		pairs = append(pairs, [2]int{q, q})
+		for r := 20; r < 38; r++ {
+			graded = append(graded, [2]int{q, r})
+		}
+	}
+	graded = append(graded, [2]int{0, 0}, [2]int{1, 20}) // a relevant row again, a pair twice: no matter
+	rng := rand.New(rand.NewPCG(49, 3))
+	rows, queries := make([]float32, nr*d), make([]float32, nq*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	for i := range queries {
+		queries[i] = float32(rng.NormFloat64())
+	}
+	for _, hard := range []int{0, 5} {
+		items := Items{N: nr, Queries: nq, Pairs: pairs, Graded: graded, Rows: rows, QueryRows: queries, D: d}
+		p, err := Make(items, MakeConfig{K: 1, KNeg: 5, HardNegatives: hard, HardCandidates: 40, Split: testSplit, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drawn := 0
+		for _, sp := range p.Splits {
+			for a := range sp.Anchors {
+				for _, l := range sp.NegativeIndex[a*5 : (a+1)*5] {
+					if r := sp.NegativePool[l]; r >= 20 && r < 38 || r == sp.Anchors[a] {
+						t.Fatalf("hard %d: query %d drew row %d, relevant to it", hard, sp.Anchors[a], r)
+					}
+					drawn++
+				}
+			}
+		}
+		if drawn == 0 {
+			t.Fatalf("hard %d: no negatives drawn", hard)
+		}
+	}
+	// 60 rows, 1 relevant and 18 at a lower grade: 41 others, too few
+	// for 45 negatives.
+	if _, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Graded: graded}, MakeConfig{K: 1, KNeg: 45, Split: testSplit, Seed: 3}); err == nil || !strings.Contains(err.Error(), "has 19 rows relevant to it among 60, too few others for 45 negatives") {
+		t.Errorf("too few others: %v", err)
 	}
 }

@@ -189,6 +189,16 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 // several a row (ManifestSeveralLabelsOOD reads it back).
 const severalLabelsPositives = "rows that share a label with the row (several labels a row: the rows are their own queries)"
 
+// graded is what a relevance pairs' negatives description adds where
+// some pairs are relevant at a lower grade (Inputs.Graded): they are no
+// negatives either.
+func graded(in Inputs) string {
+	if len(in.Graded) == 0 {
+		return ""
+	}
+	return " (at any grade: those scored below the least relevant score are neither positives nor negatives)"
+}
+
 // relations says what Make, making plan, takes as an anchor's positives
 // and negatives for in.
 func relations(in Inputs, plan *Plan) (positives, negatives string) {
@@ -204,9 +214,9 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	case in.LabelSets != nil:
 		return severalLabelsPositives + ", never the row itself", "rows that share no label with the row, drawn from all rows but its own"
 	case in.Queries != nil && plan.selfQueries:
-		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"
+		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's" + graded(in) + ", drawn from all rows but the query's own"
 	case in.Queries != nil:
-		return "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
+		return "rows relevant to the query", "rows relevant to none of the query's" + graded(in) + ", drawn from all rows"
 	case in.Groups != nil && in.Sessions != nil:
 		positives, negatives = "the rows of the anchor's group (its first row) in other sessions than the anchor's", "other groups' first rows"
 	case in.Groups != nil:

@@ -579,7 +579,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 				return nil, err
 			}
 		}
-		in.Negatives = ids.Negatives
+		in.Negatives, in.Graded = ids.Negatives, ids.Graded
 		says := cmp.Or(o.PairsFile, "pairs")        // the file, as ccs bundle names it, or the keyword
 		if note := ids.UnscoredNote(); note != "" { // as ccs bundle notes them
 			unscoredNote = says + ": " + note

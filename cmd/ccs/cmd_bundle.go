@@ -607,7 +607,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if note := table.DatasetDictPairsNote(pairsPath, len(in.Pairs)); note != "" {
 			fmt.Fprintf(out.stderr, "note: %s\n", note)
 		}
-		in.Negatives = ids.Negatives
+		in.Negatives, in.Graded = ids.Negatives, ids.Graded
 		if note := ids.Note(); note != "" {
 			notes = append(notes, o.Pairs+": "+note) // printed with the plan's
 		}

@@ -68,7 +68,7 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
     # rows of this fit split, which the set knows by their values.
     other = ccs.bundle(labelled["embeddings"], labelled["labels"], k=8, kneg=6, seed=4, ood_classes=[4],
                        ood_cal_share=0.1)
-    with pytest.raises(ValueError, match=r"^cal: conformal: .*: \d+ of the \d+ calibration anchors are rows it was fitted or validated on"):
+    with pytest.raises(ValueError, match=r"^cal: conformal: .*: about \d+ of the \d+ calibration anchors are rows it was fitted or validated on"):
         ccs.calibrate(fitted, other["cal"])
     with pytest.raises(ValueError, match=r"^calibrate: ood_cal: .*ood.npz: the OOD sample ccs bundle held out"):
         ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=labelled["bundles"] / "ood.npz")
@@ -487,14 +487,25 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         tmp_path / "qids.npy", "-k", 1, "-allow-fewer", "-out", tmp_path / "graded")
     cli("bundle", *common, "-pairs", tmp_path / "high.tsv", "-ids", tmp_path / "ids.txt", "-query-ids",
         tmp_path / "qids.npy", "-k", 1, "-allow-fewer", "-out", tmp_path / "high")
-    # The pairs min_score leaves out are counted, as the command's note.
-    below = sum(g < 2 for _, _, g in graded)
+    # The pairs min_score leaves out are counted, as the command's note:
+    # distinct pairs of given ids (those naming "missing" are counted apart).
+    below = sum(g < 2 and r != "missing" for _, r, g in graded)
     with pytest.warns(ccs.CCSWarning, match=rf"pairs: {below} pairs scored below the least relevant score 2: left out"):
         high = ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, seed=5, allow_fewer=True, min_score=2)
+    row = {emb[i].tobytes(): i for i in range(len(emb))}
+    lower = {(qids.index(q), ids.index(r)) for q, r, g in graded if g < 2 and r != "missing"}
     for split, b in high.items():
         b.save(tmp_path / f"high-{split}.npz")
-        assert same_file(tmp_path / f"high-{split}.npz", tmp_path / "high" / f"{split}.npz"), split
-        assert same_file(tmp_path / "graded" / f"{split}.npz", tmp_path / "high" / f"{split}.npz"), split
+        assert same_file(tmp_path / f"high-{split}.npz", tmp_path / "graded" / f"{split}.npz"), split
+        # The same queries in each split and the same positives as the
+        # pairs scored 2 alone give; the negatives are never a query's row
+        # relevant at a lower grade (which the pairs scored 2 alone draw).
+        alone = ccs.Bundle.load(tmp_path / "high" / f"{split}.npz")
+        pos = [b.array("positive_pool")[b.array("positive_index")], alone.array("positive_pool")[alone.array("positive_index")]]
+        assert np.array_equal(b.anchors, alone.anchors) and pos[0].size and np.array_equal(pos[0], pos[1]), split
+        pool = np.array([row[v.tobytes()] for v in b.array("negative_pool")])
+        for q, negs in zip(b.index, pool[b.array("negative_index")]):
+            assert not any((int(q), int(r)) in lower for r in negs), (split, q)
     assert json.loads((tmp_path / "graded" / "manifest.json").read_text())["min_score"] == 2
     with pytest.raises(ValueError, match=r"min_score=0: want a finite score above 0"):
         ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, min_score=0)
