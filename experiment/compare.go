@@ -1322,3 +1322,21 @@ var latexReplacer = strings.NewReplacer(
 	"Υ", `$\Upsilon$`, "Φ", `$\Phi$`, "Ψ", `$\Psi$`, "Ω", `$\Omega$`, "Α", `A`, "Β", `B`, "Ε", `E`, "Ζ", `Z`,
 	"Η", `H`, "Ι", `I`, "Κ", `K`, "Μ", `M`, "Ν", `N`, "Ο", `O`, "Ρ", `P`, "Τ", `T`,
 	"Χ", `X`, "ο", `o`)
+
+// Percent writes a fraction x as a percent with two decimals, or up to
+// four where two would round it to 100.00% or 0.00% that it is not (one
+// negative of 20 000 inside the sets is an exclusion of 99.995%, which
+// "100.00%" hid), and as ">99.9999%" or "<0.0001%" where four still would.
+func Percent(x float64) string {
+	v := 100 * x
+	for p := 2; p <= 4; p++ {
+		s := strconv.FormatFloat(v, 'f', p, 64)
+		if (v >= 100 || s != strconv.FormatFloat(100, 'f', p, 64)) && (v <= 0 || strings.Trim(s, "0.") != "") {
+			return s + "%"
+		}
+	}
+	if v > 50 {
+		return ">99.9999%"
+	}
+	return "<0.0001%"
+}

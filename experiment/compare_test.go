@@ -55,3 +55,19 @@ func TestWholeSpaceClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestPercent: two decimals, more only where two would show 100.00% or
+// 0.00% for a fraction that is neither.
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{
+		{0.9, "90.00%"}, {1, "100.00%"}, {0, "0.00%"}, {0.99995, "99.995%"}, {0.99999, "99.999%"},
+		{0.9999999, ">99.9999%"}, {2e-5, "0.002%"}, {1e-9, "<0.0001%"}, {-0.5, "-50.00%"}, {0.123456, "12.35%"},
+	} {
+		if got := Percent(c.x); got != c.want {
+			t.Errorf("Percent(%v) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}

@@ -188,7 +188,7 @@ func className(names []string, label int64) string {
 
 // WriteClasses writes each class's coverage over the resplits as a table.
 func (c *CoverageCheck) WriteClasses(w io.Writer) error {
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pct := Percent
 	// A set of one threshold is recalibrated over all classes: no class
 	// has calibration anchors of its own, and the column is left out.
 	own := slices.ContainsFunc(c.Classes, func(k eval.ClassResplit) bool { return k.NCal > 0 })
@@ -232,7 +232,7 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 // which these estimate).
 func (c *CoverageCheck) classNotes() []string {
 	var notes []string
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pct := Percent
 	for _, k := range c.Classes {
 		if k.WholeSpace {
 			continue
@@ -309,7 +309,7 @@ func (c *CoverageCheck) WholeSpaceText() string {
 // WriteLabels writes each label's coverage over the resplits as a table
 // (a bundle of several labels a row).
 func (c *CoverageCheck) WriteLabels(w io.Writer) error {
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pct := Percent
 	rows := [][]string{{"label", "held-out anchors", "resplits", "coverage", "5th percentile", "resplits below 1 − α"}}
 	for _, k := range c.Labels {
 		name := fmt.Sprint(k.Label)
@@ -374,7 +374,7 @@ func (c *CoverageCheck) Check() error {
 
 // WriteText writes the distribution's summary as a table.
 func (c *CoverageCheck) WriteText(w io.Writer) error {
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pct := Percent
 	pm := func(s eval.Summary) string {
 		if math.IsNaN(s.Mean) {
 			return "n/a"

@@ -321,7 +321,7 @@ func (e *Evaluation) Texts() []Text { return []Text{e} }
 // WriteText writes the evaluation as a table: the set, then its coverage
 // against 1 − α, exclusion and LogVol/d; each class's, and the worst.
 func (e *Evaluation) WriteText(w io.Writer) error {
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pct := Percent
 	opt := func(x *float64) string {
 		if x == nil {
 			return "n/a"

@@ -97,7 +97,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err := saveDocument(out, "coverage-check", "coverage-check", check, o.JSON, o.Out); err != nil || o.JSON {
 		return err
 	}
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pct := experiment.Percent
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
 	own := "(ccs evaluate)"
 	if role == "calibration" {

@@ -301,7 +301,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if role := set.OwnSplit(test); role != "" {
 		of = role + "-split"
 	}
-	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d %s positives%s\n", 100*r.Coverage, r.Positives, of, distinct)
+	fmt.Fprintf(out.stdout, "coverage   %s of %d %s positives%s\n", experiment.Percent(r.Coverage), r.Positives, of, distinct)
 	if math.IsNaN(r.Exclusion) {
 		fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
 	} else {
@@ -309,7 +309,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		if negativesAre != "" {
 			are = " (the manifest's: " + negativesAre + ")"
 		}
-		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d %s negatives%s\n", 100*r.Exclusion, r.Negatives, of, are)
+		fmt.Fprintf(out.stdout, "exclusion  %s of %d %s negatives%s\n", experiment.Percent(r.Exclusion), r.Negatives, of, are)
 	}
 	if shift != nil {
 		fmt.Fprintf(out.stdout, "check      %s\n", experiment.ShiftText(shift, of))
@@ -323,7 +323,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		grid := [][]string{{"class", "anchors", "threshold", "coverage", "exclusion"}}
 		for _, c := range classes {
 			grid = append(grid, []string{name(c.Label), fmt.Sprint(c.Anchors), fmt.Sprintf("%.6g", c.Threshold),
-				fmt.Sprintf("%.2f%%", 100*c.Coverage), fmt.Sprintf("%.2f%%", 100*c.Exclusion)})
+				experiment.Percent(c.Coverage), experiment.Percent(c.Exclusion)})
 		}
 		fmt.Fprintf(out.stdout, "\n%s", experiment.Grid(grid))
 		fmt.Fprintf(out.stdout, "\nworst class %s\n", experiment.WorstClassText(classes, names, set.Alpha))
@@ -335,7 +335,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		labelName := func(l int64) string { return experiment.ClassName(labelNames, l) }
 		grid := [][]string{{"label", "anchors", "positives sharing it", "coverage"}}
 		for _, l := range labels {
-			grid = append(grid, []string{labelName(l.Label), fmt.Sprint(l.Anchors), fmt.Sprint(l.Positives), fmt.Sprintf("%.2f%%", 100*l.Coverage)})
+			grid = append(grid, []string{labelName(l.Label), fmt.Sprint(l.Anchors), fmt.Sprint(l.Positives), experiment.Percent(l.Coverage)})
 		}
 		fmt.Fprintf(out.stdout, "\n%s", experiment.Grid(grid))
 		fmt.Fprintf(out.stdout, "\nworst label %s\n", experiment.WorstLabelText(labels, labelName, set.Alpha))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
@@ -153,8 +154,8 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 			out.warn(w)
 		}
 	}
-	fmt.Fprintf(out.stdout, "wrote %s: %v geometry, %v objective, %d epochs (%s), best validation exclusion %.2f%% at epoch %d; calibrate it with: ccs calibrate -set %s -cal FILE -out SET.json\n",
-		o.Out, kind, o.Objective, res.Epochs, res.StopReason, 100*res.ValExclusion, res.BestEpoch, o.Out)
+	fmt.Fprintf(out.stdout, "wrote %s: %v geometry, %v objective, %d epochs (%s), best validation exclusion %s at epoch %d; calibrate it with: ccs calibrate -set %s -cal FILE -out SET.json\n",
+		o.Out, kind, o.Objective, res.Epochs, res.StopReason, experiment.Percent(res.ValExclusion), res.BestEpoch, o.Out)
 	if o.Shift {
 		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(f.Geometry, fit), o.Train)
 	}
