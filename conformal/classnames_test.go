@@ -370,18 +370,18 @@ func TestOwnSplit(t *testing.T) {
 		{fit, false, "fit", "this is the fit split the set's geometry was fitted on"},
 		{fit, true, "fit", "this is the fit split"},
 		{test, false, "", ""},
-		{&changed, false, "", "29 of its 30 anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α"},
+		{&changed, false, "", "about 29 of its 30 anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α"},
 		{&changed, true, "", ""},
-		{with(fit, 3), false, "", "3 of its 30 anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic"},
-		{with(fit, 3), true, "", "3 of its 30 anchors are rows the set's geometry was fitted or validated on"},
+		{with(fit, 3), false, "", "about 3 of its 30 anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic"},
+		{with(fit, 3), true, "", "about 3 of its 30 anchors are rows the set's geometry was fitted or validated on"},
 		{with(fit, 2), false, "", ""},
-		{with(cal, 3), false, "", "3 of its 30 anchors are rows of the set's calibration split"},
+		{with(cal, 3), false, "", "about 3 of its 30 anchors are rows of the set's calibration split"},
 		{with(cal, 2), false, "", ""},
 		// Queries with relevant rows (a positive pool): the same queries
 		// again may come with other positives — a recommender's users and
 		// their later interactions — which is no calibration by
 		// construction, and the warning says both.
-		{pooled(&changed), false, "", "29 of its 30 anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; with other positives of the same queries (their later interactions: a time split of one set of users) it tests those queries again, not new ones"},
+		{pooled(&changed), false, "", "about 29 of its 30 anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; with other positives of the same queries (their later interactions: a time split of one set of users) it tests those queries again, not new ones"},
 		{pooled(cal), false, "calibration", "this is the set's calibration split (its anchors, the same queries in the same order): with the calibration's positives its coverage is near 1−α by construction, no test of the guarantee; with other positives of the same queries (their later interactions: a time split of one set of users) it tests those queries again, not new ones"},
 	} {
 		for _, set := range []*Set{s, back} {

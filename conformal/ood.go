@@ -219,7 +219,7 @@ func checkOOD(r *Reference, c *OODCalibration, dim int) error {
 func (s *Set) OODTestWarning(b *bundle.Bundle) string {
 	if s.OOD != nil {
 		if m := manyOf(s.OOD.Rows, b); m > 0 && !copiesOnly(s.OOD.Sources, s.OOD.Embeddings, b, m) {
-			return fmt.Sprintf("%d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
+			return fmt.Sprintf("about %d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
 		}
 	}
 	const fix = "so the AUROC and false-alarm rate measured on them are optimistic, no test; give in-distribution inputs held out from them (ccs bundle's test.npz)"
@@ -230,7 +230,7 @@ func (s *Set) OODTestWarning(b *bundle.Bundle) string {
 			sources = bundle.NewSourceFilter(pb)
 		}
 		if m := manyOf(bundle.NewRowFilter(pb), b); m > 0 && !copiesOnly(sources, r.Embeddings, b, m) {
-			return fmt.Sprintf("%d of its %d inputs are rows of the set's reference pool (%s): each one's nearest pool row is itself, at OOD score 0, %s", m, b.N, r.Source, fix)
+			return fmt.Sprintf("about %d of its %d inputs are rows of the set's reference pool (%s): each one's nearest pool row is itself, at OOD score 0, %s", m, b.N, r.Source, fix)
 		}
 	}
 	switch role := s.OwnSplit(b); role {
@@ -238,7 +238,7 @@ func (s *Set) OODTestWarning(b *bundle.Bundle) string {
 		return fmt.Sprintf("this is the %s split the set's geometry was fitted on: its inputs' scores are not a new input's, %s", role, fix)
 	}
 	if m := s.Fit.seenRows(b); m > 0 {
-		return fmt.Sprintf("%d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, %s", m, b.N, fix)
+		return fmt.Sprintf("about %d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, %s", m, b.N, fix)
 	}
 	return ""
 }

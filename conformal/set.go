@@ -134,7 +134,7 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 // the filter's false positives (about 5·10⁻⁴ of the rows).
 func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
 	if m := f.seenRows(cal); m > 0 {
-		msg := fmt.Sprintf("%d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split, or the embeddings exported again), or those rows given again; calibrate on the cal split of the bundles it was fitted on", m, cal.N)
+		msg := fmt.Sprintf("about %d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split, or the embeddings exported again), or those rows given again; calibrate on the cal split of the bundles it was fitted on", m, cal.N)
 		switch {
 		case f.Embeddings == "" && cal.Embeddings != "":
 			msg += " (if they are the data's own exact copies: the set records no source rows of what it was fitted on — fitted before ccs kept them, or on splits not made by ccs bundle —, so nothing tells copies from rows given again; fit the geometry again on ccs bundle's splits, or remove the copies)"
@@ -143,7 +143,7 @@ func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
 		case cal.Embeddings != f.Embeddings:
 			msg += " (the calibration split numbers its rows in other embeddings than the fit splits' — another export of them? —, so its equal rows cannot be told from rows given again)"
 		default:
-			msg += fmt.Sprintf(" (%d of them from the same source rows of the same embeddings as the rows it was fitted on: not the data's copies)", f.Sources.CountSources(cal))
+			msg += fmt.Sprintf(" (about %d of them from the same source rows of the same embeddings as the rows it was fitted on: not the data's copies)", f.Sources.CountSources(cal))
 		}
 		return fmt.Errorf("%w: %s", ErrSeenSplit, msg)
 	}
@@ -178,7 +178,7 @@ func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 		return fmt.Sprintf("this is the %s split the set's geometry was fitted on: its figures are optimistic, no test; evaluate on the test split", role)
 	}
 	if m := s.Fit.seenRows(b); m > 0 {
-		return fmt.Sprintf("%d of its %d anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic, no test; evaluate on the test split of the bundles it was fitted on", m, b.N)
+		return fmt.Sprintf("about %d of its %d anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic, no test; evaluate on the test split of the bundles it was fitted on", m, b.N)
 	}
 	if !recalibrated {
 		m := manyOf(s.Calibration.Rows, b)
@@ -186,9 +186,9 @@ func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 			m = 0 // the data's own copies of calibration rows, from other source rows
 		}
 		if m > 0 && b.PositivePool != nil {
-			return fmt.Sprintf("%d of its %d anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; %s", m, b.N, laterPositives)
+			return fmt.Sprintf("about %d of its %d anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; %s", m, b.N, laterPositives)
 		} else if m > 0 {
-			return fmt.Sprintf("%d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
+			return fmt.Sprintf("about %d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
 		}
 	}
 	return ""
