@@ -85,7 +85,11 @@ func TestBestCheckpointRestored(t *testing.T) {
 	if res.ValExclusion != best || res.ValHistory[res.BestEpoch] != best {
 		t.Errorf("best exclusion %v at epoch %d, history max %v", res.ValExclusion, res.BestEpoch, best)
 	}
-	if got, _ := (&validator{rows: prepareSplit(g, val, 0), alpha: 0.05}).exclusion(g); got != best {
+	rows, err := prepareSplit(context.Background(), g, val, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := (&validator{rows: rows, alpha: 0.05}).exclusion(g); got != best {
 		t.Errorf("restored geometry has validation exclusion %v, want the best %v", got, best)
 	}
 	switch res.StopReason {
