@@ -33,6 +33,24 @@ type Cells struct {
 	heads                   string
 	headRows                map[string]bool
 	reused, computed, stale atomic.Int64
+	// code, where set (SetCode), is the code version the key was made
+	// with, kept in each cell beside it: a stale cell's says whether the
+	// code or the configuration changed (StaleBy).
+	code                   string
+	staleCode, staleConfig atomic.Int64
+}
+
+// SetCode records the code version c's key was made with (ccs reproduce:
+// the build's revision or its executable's hash), kept in every cell c
+// writes, so that StaleBy tells why a kept cell was stale.
+func (c *Cells) SetCode(code string) { c.code = code }
+
+// StaleBy splits the stale cells (Counts) by what changed: the code
+// version, the configuration alone (flags, input files; the same code),
+// or, for cells kept before the code version was, unknown.
+func (c *Cells) StaleBy() (code, config, unknown int) {
+	code, config = int(c.staleCode.Load()), int(c.staleConfig.Load())
+	return code, config, int(c.stale.Load()) - code - config
 }
 
 // NewCells keeps cells under dir/cells with key, creating the directory.
@@ -63,6 +81,7 @@ type keptCell[T any] struct {
 	Row   string `json:"row"`
 	Seed  uint64 `json:"seed"`
 	Value T      `json:"value"`
+	Code  string `json:"code,omitempty"` // Cells.SetCode's
 }
 
 // slug makes a name safe as a file name: letters, digits, '.', '_' and '-'
@@ -103,17 +122,27 @@ func (c *Cells) keyFor(row string, trains bool) string {
 // keeps one; found says a file was there (kept under another key, or not
 // one of ours: computed again, like a stale one).
 func kept[T any](c *Cells, table, row string, seed uint64, trains bool) (v T, ok, found bool) {
+	v, ok, found, _ = keptCode[T](c, table, row, seed, trains)
+	return v, ok, found
+}
+
+// keptCode is kept, saying also the code version the file was kept under
+// ("" where it says none, or is not one of ours).
+func keptCode[T any](c *Cells, table, row string, seed uint64, trains bool) (v T, ok, found bool, code string) {
 	b, err := os.ReadFile(c.path(table, row, seed))
 	if err != nil {
-		return v, false, false
+		return v, false, false, ""
 	}
 	var k keptCell[T]
 	// A file that does not parse (a foreign file: the writes are atomic)
 	// is computed again, like a stale one.
-	if json.Unmarshal(b, &k) == nil && k.Key == c.keyFor(row, trains) && k.Table == table && k.Row == row && k.Seed == seed {
-		return k.Value, true, true
+	if json.Unmarshal(b, &k) != nil {
+		return v, false, true, ""
 	}
-	return v, false, true
+	if k.Key == c.keyFor(row, trains) && k.Table == table && k.Row == row && k.Seed == seed {
+		return k.Value, true, true, k.Code
+	}
+	return v, false, true, k.Code
 }
 
 // cell returns the value kept for (table, row, seed) under c's key, or
@@ -122,11 +151,18 @@ func cell[T any](c *Cells, table, row string, seed uint64, trains bool, compute 
 	if c == nil {
 		return compute()
 	}
-	if v, ok, found := kept[T](c, table, row, seed, trains); ok {
+	if v, ok, found, code := keptCode[T](c, table, row, seed, trains); ok {
 		c.reused.Add(1)
 		return v, nil
 	} else if found {
 		c.stale.Add(1)
+		switch {
+		case code == "" || c.code == "":
+		case code != c.code:
+			c.staleCode.Add(1)
+		default:
+			c.staleConfig.Add(1)
+		}
 	}
 	key, path := c.keyFor(row, trains), c.path(table, row, seed)
 	v, err := compute()
@@ -137,7 +173,7 @@ func cell[T any](c *Cells, table, row string, seed uint64, trains bool, compute 
 		return v, fmt.Errorf("keeping a cell: %w", err)
 	}
 	err = atomicfile.Write(path, func(w io.Writer) error {
-		return json.NewEncoder(w).Encode(keptCell[T]{Key: key, Table: table, Row: row, Seed: seed, Value: v})
+		return json.NewEncoder(w).Encode(keptCell[T]{Key: key, Table: table, Row: row, Seed: seed, Value: v, Code: c.code})
 	})
 	if err != nil {
 		return v, fmt.Errorf("keeping a cell: %w", err)

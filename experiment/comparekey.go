@@ -49,6 +49,7 @@ func NewCompareCells(dir string, cfg CompareConfig, data CompareData, code strin
 		return nil, err
 	}
 	c.untrained = untrained
+	c.SetCode(code)
 	if headKey != trained {
 		c.heads, c.headRows = headKey, map[string]bool{}
 		for _, m := range RowSets["infonce"]() {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/ccsets/ccs/experiment"
@@ -96,6 +97,7 @@ func newResults(out *output, o tableOptions, kind string, cells bool, inputs ...
 		if r.cells, err = experiment.NewCells(o.Out, key); err != nil {
 			return nil, err
 		}
+		r.cells.SetCode(codeVersion())
 	}
 	return r, nil
 }
@@ -126,13 +128,24 @@ func (r *results) done() error {
 		reused, computed, stale := r.cells.Counts()
 		msg := fmt.Sprintf("cells in %s: %d read back, %d computed", r.cells.Dir(), reused, computed)
 		if stale > 0 {
-			msg += fmt.Sprintf(" (%d of them kept under another configuration or code version", stale)
-			if b := buildinfo.Read(); b.Revision == "" || b.Modified {
-				// The cells are keyed on the executable's hash: Python's
-				// library, another file, keeps its own.
-				msg += "; this build carries no VCS revision of an unmodified tree (-buildvcs=false, or local changes), so cells are keyed on its file's hash, and the command's and Python's (libccs.so) are kept apart"
+			code, config, unknown := r.cells.StaleBy()
+			var why []string
+			if config > 0 {
+				why = append(why, fmt.Sprintf("%d under another configuration (flags or input files)", config))
 			}
-			msg += ")"
+			if code > 0 {
+				w := fmt.Sprintf("%d under another code version", code)
+				if b := buildinfo.Read(); b.Revision == "" || b.Modified {
+					// The cells are keyed on the executable's hash: Python's
+					// library, another file, keeps its own.
+					w += " — this build carries no VCS revision of an unmodified tree (-buildvcs=false, or local changes), so cells are keyed on its file's hash, and the command's and Python's (libccs.so) are kept apart"
+				}
+				why = append(why, w)
+			}
+			if unknown > 0 {
+				why = append(why, fmt.Sprintf("%d under another configuration or code version", unknown))
+			}
+			msg += fmt.Sprintf(" (of them kept before: %s)", strings.Join(why, "; "))
 		}
 		fmt.Fprintln(r.out.stderr, msg)
 	}

@@ -127,12 +127,13 @@ func TestResume(t *testing.T) {
 	}
 	// Another T (a flag) and another code version invalidate seed 0's six
 	// cells; -seeds (not a cell's number) does not.
-	if _, msg = rerun(args(out, "-T", "5", "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (6 of them kept under another") {
+	// Each says which changed (it blamed the build for a flag's change).
+	if _, msg = rerun(args(out, "-T", "5", "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (of them kept before: 6 under another configuration (flags or input files))") {
 		t.Errorf("changed flag: %q", msg)
 	}
 	defer func(v func() string) { codeVersion = v }(codeVersion)
 	codeVersion = func() string { return "another build" }
-	if _, msg = rerun(args(out, "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (6 of them kept under another") {
+	if _, msg = rerun(args(out, "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (of them kept before: 6 under another code version") {
 		t.Errorf("changed code version: %q", msg)
 	}
 	// A build without a clean VCS revision (a test binary's) keys cells on
