@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -180,7 +179,7 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		warnings = append(warnings, retrieve.ZeroAnchor("the anchor is all zeros", "its set is judged like any other, centred on "+retrieve.ZeroCentre(set)))
 	}
 	if warnings != nil {
-		warn, err := json.Marshal(warnings)
+		warn, err := indented(warnings) // as encoding/json indents the whole answer
 		if err != nil {
 			return err
 		}

@@ -157,7 +157,7 @@ func (c Config) Validate() error {
 	case !(c.Bounds.PMin > 0 && c.Bounds.PMin <= c.Bounds.PMax):
 		return fmt.Errorf("train: exponent bounds [%v, %v], want 0 < p_min ≤ p_max", c.Bounds.PMin, c.Bounds.PMax)
 	case !(c.Bounds.MMin > 0) || (c.Bounds.MMax != 0 && c.Bounds.MMax < c.Bounds.MMin):
-		return fmt.Errorf("train: scale bounds [%v, %v], want 0 < m_min ≤ m_max", c.Bounds.MMin, c.Bounds.MMax)
+		return fmt.Errorf("train: scale bounds m_min %v, m_max %v: want 0 < m_min, and m_min ≤ m_max where m_max is given (m_max 0: no upper bound)", c.Bounds.MMin, c.Bounds.MMax)
 	}
 	if c.InfoNCE != nil {
 		if w := c.InfoNCE.Weight; !(w > 0) || math.IsInf(w, 0) {

@@ -68,7 +68,7 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 		// The same point thousands of times is no exchangeable stream:
 		// the set's drift monitor raises its alarm, on whatever server
 		// this is.
-		out.warn(fmt.Sprintf("-url %s: the set's OOD drift monitor observes every point sent, and one body sent over and over raises its alarm (ccs_ood_martingale_alarm): reset it after (POST %s/monitor/reset, an admin token), or load-test a server of your own", u.Path, strings.TrimSuffix(u.Path, "/")))
+		out.warn(fmt.Sprintf("-url %s: the set's OOD drift monitor observes every point sent, and one body sent over and over is no exchangeable stream: an outlying body raises its alarm (ccs_ood_martingale_alarm), an in-distribution one drives its martingale toward 0, so that a later shift takes longer to alarm; reset it after (POST %s/monitor/reset, an admin token), or load-test a server of your own", u.Path, strings.TrimSuffix(u.Path, "/")))
 	}
 	body := []byte(o.Data)
 	if o.Body != "" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
+	"strings"
 
 	"github.com/ccsets/ccs/experiment"
 )
@@ -9,7 +11,26 @@ import (
 func reproduceSimThresholdCommand() *command {
 	return newCommand("sim-threshold", "[-seeds 3] [-k 500] [-per-class 5000] [-data-seed S] [training flags] [-json] [-quiet]",
 		"the batch threshold's gradient modes (soft, order-statistic, detached) under both optimisers, on the learned rows",
-		declareSim(3, false, keepsNothing), runReproduceSimThreshold)
+		declareSimThreshold, runReproduceSimThreshold)
+}
+
+// declareSimThreshold is sim's flags, refusing the two the table sweeps
+// itself — -threshold and -recipe, every mode under both recipes — which
+// it accepted and ignored, printing the table of a run without them.
+func declareSimThreshold(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
+	check := declareSim(3, false, keepsNothing)(fs, o)
+	return func() error {
+		var swept []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "threshold" || f.Name == "recipe" {
+				swept = append(swept, "-"+f.Name)
+			}
+		})
+		if len(swept) > 0 {
+			return usagef("reproduce sim-threshold: %s: the table runs every threshold mode (soft, order-statistic, detached) under both recipes (sim, embedding) itself; the other training flags apply to every run", strings.Join(swept, " and "))
+		}
+		return check()
+	}
 }
 
 func runReproduceSimThreshold(ctx context.Context, o reproduceSimOptions, out *output) error {

@@ -397,25 +397,31 @@ func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 // the whole space (threshold +Inf) is not counted: the set's own warning
 // says why it holds everything.
 func wholeCollection(q anchors, results []retrieveResult, n int) string {
-	full, most := 0, 0
+	full, every, least := 0, 0, n
 	for _, r := range results {
 		if r.set != nil && math.IsInf(r.set.Threshold, 1) {
 			continue
 		}
 		if 100*r.Total >= 99*n {
 			full++
-			most = max(most, r.Total)
+			least = min(least, r.Total)
+			if r.Total >= n {
+				every++
+			}
 		}
 	}
 	if n < 100 || full == 0 {
 		return ""
 	}
-	what := "every one"
-	if most < n {
+	what := "every one" // what each of the full sets holds, the least of them
+	switch {
+	case every == full:
+	case full == 1:
+		what = fmt.Sprintf("%d", least)
+	case every > 0:
+		what = fmt.Sprintf("99%% or more (%d of them every one)", every)
+	default:
 		what = "99% or more"
-		if full == 1 {
-			what = fmt.Sprintf("%d", most)
-		}
 	}
 	who := "the anchor's set holds"
 	if q.batch {

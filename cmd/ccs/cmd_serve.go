@@ -99,8 +99,8 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	}{
 		{"max-body", o.MaxBody, o.MaxBody >= 1, "a positive value"}, {"max-points", o.MaxPoints, o.MaxPoints >= 1, "a positive value"},
 		{"max-results", o.MaxResults, o.MaxResults >= 1, "a positive value"}, {"max-conns", o.MaxConns, o.MaxConns >= 1, "a positive value"},
-		{"shutdown-grace", o.Grace, o.Grace > 0, "a positive value"}, {"max-inflight", o.MaxInflight, o.MaxInflight >= 0, "0 (no cap) or more"},
-		{"body-memory", o.BodyMemory, o.BodyMemory >= 0, "0 (no cap) or more"}, {"drain-delay", o.DrainDelay, o.DrainDelay >= 0, "0 or more"},
+		{"shutdown-grace", o.Grace, o.Grace > 0, "a positive value"}, {"max-inflight", o.MaxInflight, o.MaxInflight >= 0, "0 (2 per CPU, at least 4) or more"},
+		{"body-memory", o.BodyMemory, o.BodyMemory >= 0, "0 (4 × -max-body, at least 256 MiB) or more"}, {"drain-delay", o.DrainDelay, o.DrainDelay >= 0, "0 or more"},
 	} {
 		if !f.ok {
 			return usagef("serve: -%s %v: want %s", f.name, f.value, f.want)
