@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -218,7 +219,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	runs.settle = len(methods) // the baselines' runs take a moment, the learned rows' minutes
 	ccfg.Epochs = runs.epoch
 	ccfg.SizeProgress = runs.sizes
+	stop := runs.alive(30 * time.Second)
 	t, err := experiment.Compare(ctx, data, ccfg, methods, runs.step)
+	stop()
 	if errors.Is(err, context.Canceled) && ccfg.Cells != nil {
 		reused, computed, _ := ccfg.Cells.Counts()
 		fmt.Fprintf(out.stderr, "ccs compare: %d (row, seed) cells finished and kept in %s (%d read back, %d computed now): the same command resumes from them\n",

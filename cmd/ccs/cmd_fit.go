@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -127,6 +129,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 			out.warn("-head-volume backbone: " + w)
 		}
 	}
+	stop := func() {}
 	if rows := train.RowBytes(fit.D, fit, val); rows > 256<<20 && !o.Quiet && train.RowsKept(fit.D, fit, val) {
 		// Not where they will be streamed (which the trainer says): a
 		// user on a 16 GiB laptop read "making 11.8 GB" of rows never
@@ -134,11 +137,17 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		// A scale trial's fit of 100 000 anchors was silent 31.6 s before
 		// its epoch 0: the rows are made and prepared first.
 		fmt.Fprintf(out.stderr, "fit: making the fit and validation splits' %.1f GB of difference rows (every core) before epoch 0\n", rows/1e9)
+		// And every 10 seconds until epoch 0: 150 000 CLIP embeddings'
+		// rows took two silent minutes.
+		stop = heartbeat(out, "fit: making the difference rows", 10*time.Second, 10*time.Second)
 	}
+	var first sync.Once // stops the heartbeat at epoch 0
+	defer first.Do(stop)
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed
+	epochs := trainProgress{newProgress(out, o.Quiet, "epoch")}
 	f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Shift: o.Shift, Config: cfg}, fit, val,
-		trainProgress{newProgress(out, o.Quiet, "epoch")})
+		train.ObserverFunc(func(p train.Progress) { first.Do(stop); epochs.Observe(p) }))
 	if err != nil {
 		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, valName, err)
 	}

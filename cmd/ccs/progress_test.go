@@ -195,3 +195,36 @@ func TestParts(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressAlive: a run of minutes between two steps says every after
+// that the next is still running (a comparison's ellipsoid cell at
+// d = 768 was silent 3 min 37 s); steps in time, or a quiet progress,
+// say nothing more, and stop ends it.
+func TestProgressAlive(t *testing.T) {
+	var stderr syncBuffer
+	p := newProgress(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, false, "run")
+	stop := p.alive(40 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
+	if !strings.Contains(stderr.String(), "the first run running for") {
+		t.Errorf("before the first step: %q", stderr.String())
+	}
+	p.step(1, 2, "")
+	time.Sleep(400 * time.Millisecond)
+	stop()
+	got := stderr.String()
+	if !strings.Contains(got, "run 1/2  elapsed") || !strings.Contains(got, "(the next run running for") {
+		t.Errorf("after a step: %q", got)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if stderr.String() != got {
+		t.Errorf("a line after stop: %q", stderr.String()[len(got):])
+	}
+	var quiet syncBuffer
+	q := newProgress(&output{stdout: &bytes.Buffer{}, stderr: &quiet}, true, "run")
+	stopQ := q.alive(10 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	stopQ()
+	if quiet.String() != "" {
+		t.Errorf("quiet: %q", quiet.String())
+	}
+}
