@@ -59,7 +59,7 @@ func BenchmarkHeadTwoEpochsGenBallSimD3(b *testing.B)         { benchHead(b, gen
 func BenchmarkRefreshGenBallN10000K50D128(b *testing.B) {
 	const n, k, d = 10000, 50, 128
 	rng := rand.New(rand.NewPCG(1, 1))
-	t := &trainer{g: genBall(d), h: head.Identity(d, d), fit: sim.Gauss(rng, n, k, d), val: sim.Unseparated(sim.Gauss(rng, n/10, k, d)),
+	t := &trainer{ctx: context.Background(), g: genBall(d), h: head.Identity(d, d), fit: sim.Gauss(rng, n, k, d), val: sim.Unseparated(sim.Gauss(rng, n/10, k, d)),
 		validator: &validator{}}
 	for b.Loop() {
 		if err := t.refresh(); err != nil {
