@@ -925,17 +925,23 @@ func (p *PairIDs) ReversedWarning(pairs [][2]int, queries, rows []float32, d int
 // judged keeps the pair (query, row), scored score, among Negatives
 // when Judged and it is judged not relevant (0 or less).
 func (p *PairIDs) judged(query, row string, score float64) error {
-	lower := p.MinScore != nil && score > 0 && score < *p.MinScore // relevant at a lower grade (Graded)
-	if !lower && (!p.Judged || score > 0) {
+	if p.MinScore != nil && score > 0 && score < *p.MinScore { // relevant at a lower grade (Graded)
+		// Looked up without counting an unknown id: such a pair is left
+		// out of the positives, as one scored 0 is, and counted with them
+		// (UnscoredNote), not among the unknown ids a refusal blames.
+		if q, okQ := p.lookup(query, p.queries); okQ {
+			if r, okR := p.lookup(row, p.rows); okR {
+				p.Graded = append(p.Graded, [2]int{q, r})
+			}
+		}
+		return nil
+	}
+	if !p.Judged || score > 0 {
 		return nil
 	}
 	q, r, ok, err := p.Resolve(query, row)
 	if err != nil || !ok {
 		return err
-	}
-	if lower {
-		p.Graded = append(p.Graded, [2]int{q, r})
-		return nil
 	}
 	p.Negatives = append(p.Negatives, [2]int{q, r})
 	p.negKeys = append(p.negKeys, [2]string{query, row})
@@ -965,9 +971,18 @@ func (p *PairIDs) judgedCounts() (negatives, relevant int) {
 // (scored 0 or less, as BEIR's qrels mark them: what a qrels file
 // usually holds, a note rather than a warning), or is "".
 func (p *PairIDs) UnscoredNote() string {
-	unscored := p.leftOut(p.Judged)
-	if unscored == 0 {
-		return "" // every line of them named an unknown id, or a pair also scored relevant: their notes say so
+	unscored, unknown := p.leftOut(p.Judged)
+	more := "" // the pairs of ids not given, which no other note counts
+	switch {
+	case unknown > 0 && unscored == 0:
+		unscored, more = unknown, ", every one naming ids not given"
+	case unknown == 1:
+		more = " (and 1 more naming an id not given)"
+	case unknown > 1:
+		more = fmt.Sprintf(" (and %d more naming ids not given)", unknown)
+	}
+	if unscored == 0 && unknown == 0 {
+		return "" // every one of them also scored relevant: the conflicts' note says so
 	}
 	if p.Judged {
 		neg, rel := p.judgedCounts() // of the unscored pairs, those that are negatives
@@ -976,14 +991,14 @@ func (p *PairIDs) UnscoredNote() string {
 			given += fmt.Sprintf(", besides %d also scored relevant, kept relevant", rel)
 		}
 		if p.MinScore != nil {
-			return fmt.Sprintf("%s scored %s: not relevant, and those scored 0 or less (%s) judged not relevant: the queries' negatives", counted(unscored, "pair"), p.below(), given)
+			return fmt.Sprintf("%s scored %s: no positives — those above 0 relevant at a lower grade, no query's negatives either —, and those scored 0 or less (%s) judged not relevant: the queries' negatives", counted(unscored, "pair"), p.below(), given)
 		}
 		return fmt.Sprintf("%s scored 0 or less, judged not relevant: the queries' negatives (%s)", counted(unscored, "pair"), given)
 	}
 	if p.MinScore != nil {
-		return fmt.Sprintf("%s scored %s: left out", counted(unscored, "pair"), p.below())
+		return fmt.Sprintf("%s scored %s%s: left out of the positives (those scored above 0, relevant at a lower grade, are no query's negatives either)", counted(unscored, "pair"), p.below(), more)
 	}
-	return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out", counted(unscored, "pair"))
+	return fmt.Sprintf("%s scored 0 or less%s, judged not relevant: left out", counted(unscored, "pair"), more)
 }
 
 // leftOut counts the distinct pairs of given ids scored as not relevant
@@ -994,25 +1009,40 @@ func (p *PairIDs) UnscoredNote() string {
 // lines were 4 507 pairs. With all, it counts every distinct pair scored
 // as not relevant, which judged negatives break down by what became of
 // them.
-func (p *PairIDs) leftOut(all bool) int {
-	known := func(id string, m map[string]int) bool {
-		if m == nil {
-			_, err := strconv.Atoi(id)
-			return err == nil
-		}
-		_, ok := m[id]
-		if !ok {
-			_, ok = m[strings.TrimSpace(id)]
-		}
-		return ok
-	}
-	n := 0
+func (p *PairIDs) leftOut(all bool) (known, unknown int) {
 	for k, bits := range p.scored {
-		if all && bits&2 != 0 || bits == 2 && known(k[0], p.queries) && known(k[1], p.rows) {
-			n++
+		switch {
+		case all && bits&2 != 0:
+			known++
+		case bits != 2:
+		case p.has(k[0], p.queries) && p.has(k[1], p.rows):
+			known++
+		default:
+			unknown++
 		}
 	}
-	return n
+	return known, unknown
+}
+
+// lookup is an id's row, without counting an unknown one (Resolve
+// counts it): a row number where m is nil, else m's, blanks around the
+// id not part of it.
+func (p *PairIDs) lookup(id string, m map[string]int) (int, bool) {
+	if m == nil {
+		v, err := strconv.Atoi(id)
+		return v, err == nil
+	}
+	v, ok := m[id]
+	if !ok {
+		v, ok = m[strings.TrimSpace(id)]
+	}
+	return v, ok
+}
+
+// has says lookup finds id.
+func (p *PairIDs) has(id string, m map[string]int) bool {
+	_, ok := p.lookup(id, m)
+	return ok
 }
 
 // left is Left, saying when all of the call's pairs (unscored of them

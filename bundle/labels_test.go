@@ -516,7 +516,7 @@ func TestReadQrels(t *testing.T) {
 	p, _ = NewPairIDs(qids, rids)
 	p.MinScore = &two
 	got, err = ReadQrels(strings.NewReader("q0\td1\t2\nq0\td2\t1\nq1\td3\t3\nq2\td0\t0\n"), "qrels.tsv", p)
-	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 3}}) || p.UnscoredNote() != "2 pairs scored below the least relevant score 2: left out" {
+	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 3}}) || p.UnscoredNote() != "2 pairs scored below the least relevant score 2: left out of the positives (those scored above 0, relevant at a lower grade, are no query's negatives either)" {
 		t.Errorf("min score 2: %v, %v, note %q", got, err, p.UnscoredNote())
 	}
 	if _, err := ReadQrels(strings.NewReader("q0\td1\t1\n"), "qrels.tsv", p); err == nil || !strings.Contains(err.Error(), "qrels.tsv: no pairs: all 1 are scored below the least relevant score 2") {

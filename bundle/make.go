@@ -2682,7 +2682,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	judged, unjudged, err := judgedNegatives(items, cfg, relevant)
+	judged, unjudged, err := judgedNegatives(items, cfg, relevant, lower)
 	if err != nil {
 		return nil, err
 	}
@@ -2846,7 +2846,11 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				break // a query's negatives are its judged ones, repeated where fewer
 			}
 			if items.N-len(ood)-len(relevant[q])-len(lower(q))-own < cfg.KNeg {
-				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d%s, too few others for %d negatives", items.queryName(q), len(relevant[q])+len(lower(q)), items.N-len(ood), inDistribution(len(ood)), cfg.KNeg)
+				graded := ""
+				if l := len(lower(q)); l > 0 {
+					graded = fmt.Sprintf(" (%d of them at a lower grade than the least relevant score: no positives, and no negatives either)", l)
+				}
+				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it%s among %d%s, too few others for %d negatives", items.queryName(q), len(relevant[q])+len(lower(q)), graded, items.N-len(ood), inDistribution(len(ood)), cfg.KNeg)
 			}
 		}
 		parallel.For(n, 256, 0, func(_, lo, hi int) {
@@ -2970,7 +2974,7 @@ func gradedRows(items Items, relevant [][]int) (lowerOf func(q int) []int, err e
 // range, each once, and none of its relevant rows (a pair judged both
 // ways stays relevant) nor, for self-queries, its own row; unjudged
 // counts the queries with a relevant row and none judged not relevant.
-func judgedNegatives(items Items, cfg MakeConfig, relevant [][]int) (judged [][]int, unjudged int, err error) {
+func judgedNegatives(items Items, cfg MakeConfig, relevant [][]int, lower func(q int) []int) (judged [][]int, unjudged int, err error) {
 	if !cfg.JudgedNegatives {
 		if len(items.Negatives) > 0 {
 			return nil, 0, fmt.Errorf("bundle: %d pairs judged not relevant given without JudgedNegatives: say whether they are the queries' negatives", len(items.Negatives))
@@ -3001,10 +3005,13 @@ func judgedNegatives(items Items, cfg MakeConfig, relevant [][]int) (judged [][]
 	}
 	dedupeRelevant(judged, items.N)
 	for q := range judged {
-		if len(judged[q]) == 0 || len(relevant[q]) == 0 {
+		if len(judged[q]) == 0 || len(relevant[q])+len(lower(q)) == 0 {
 			continue
 		}
-		srt := slices.Clone(relevant[q])
+		// A pair judged not relevant and also relevant — at the least
+		// score or a lower grade (two assessors, merged qrels) — stays
+		// relevant: no negative.
+		srt := slices.Concat(relevant[q], lower(q))
 		slices.Sort(srt)
 		judged[q] = slices.DeleteFunc(judged[q], func(r int) bool { _, in := slices.BinarySearch(srt, r); return in })
 	}
@@ -3039,11 +3046,15 @@ func (p *Plan) warnJudgedRepeats(judged [][]int, kneg int) {
 	}
 	slices.Sort(counts)
 	k90 := counts[max(0, int(math.Ceil(0.1*float64(len(counts))))-1)]
-	distinct := "every query"
-	if first, _ := slices.BinarySearch(counts, k90); first > 0 {
-		distinct = fmt.Sprintf("%d of the %d queries (%.0f%%)", len(counts)-first, len(counts), math.Floor(100*float64(len(counts)-first)/float64(len(counts))))
+	msg := fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query)", total, anchors, kneg, counts[0], counts[len(counts)-1])
+	if k90 < kneg { // else fewer than a tenth repeat them: no smaller -kneg to advise
+		distinct := "every query"
+		if first, _ := slices.BinarySearch(counts, k90); first > 0 {
+			distinct = fmt.Sprintf("%d of the %d queries (%.0f%%)", len(counts)-first, len(counts), math.Floor(100*float64(len(counts)-first)/float64(len(counts))))
+		}
+		msg += fmt.Sprintf(": -kneg %d (kneg=%d in Python) draws distinct ones for %s", k90, k90, distinct)
 	}
-	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d (kneg=%d in Python) draws distinct ones for %s", total, anchors, kneg, counts[0], counts[len(counts)-1], k90, k90, distinct))
+	p.Warnings = append(p.Warnings, msg)
 }
 
 // split is split s of the plan, made, and the rows its anchors are of

@@ -2173,9 +2173,9 @@ func TestPairIDsJudged(t *testing.T) {
 		{"judged", true, nil, [][2]int{{0, 1}, {1, 2}}, [][2]int{{0, 2}, {1, 0}, {0, 0}},
 			"4 pairs scored 0 or less, judged not relevant: the queries' negatives (3 naming given rows)"},
 		{"judged, least score 2", true, &two, [][2]int{{0, 1}}, [][2]int{{0, 2}, {1, 0}, {0, 0}},
-			"5 pairs scored below the least relevant score 2: not relevant, and those scored 0 or less (3 naming given rows) judged not relevant: the queries' negatives"},
+			"5 pairs scored below the least relevant score 2: no positives — those above 0 relevant at a lower grade, no query's negatives either —, and those scored 0 or less (3 naming given rows) judged not relevant: the queries' negatives"},
 		{"left out", false, nil, [][2]int{{0, 1}, {1, 2}}, nil,
-			"3 pairs scored 0 or less, judged not relevant: left out"}, // the fourth names row d9, not given: counted apart
+			"3 pairs scored 0 or less (and 1 more naming an id not given), judged not relevant: left out"}, // the fourth names row d9, not given
 	} {
 		ids, err := NewPairIDs([]string{"q0", "q1"}, []string{"d0", "d1", "d2"})
 		if err != nil {
@@ -2209,7 +2209,7 @@ func TestPairIDsJudged(t *testing.T) {
 		want string
 	}{
 		{qrels + "q1\td2\t0\nq0\td0\t3\n", nil, "5 pairs scored 0 or less, judged not relevant: the queries' negatives (2 naming given rows, besides 2 also scored relevant, kept relevant)"},
-		{"q0\td1\t0\n" + qrels[strings.Index(qrels, "\n")+1:], &two, "6 pairs scored below the least relevant score 2: not relevant, and those scored 0 or less (3 naming given rows, besides 1 also scored relevant, kept relevant) judged not relevant"},
+		{"q0\td1\t0\n" + qrels[strings.Index(qrels, "\n")+1:], &two, "6 pairs scored below the least relevant score 2: no positives — those above 0 relevant at a lower grade, no query's negatives either —, and those scored 0 or less (3 naming given rows, besides 1 also scored relevant, kept relevant) judged not relevant"},
 	} {
 		ids, err := NewPairIDs([]string{"q0", "q1"}, []string{"d0", "d1", "d2"})
 		if err != nil {
@@ -2643,6 +2643,17 @@ func TestMakeJudgedNegativesShare(t *testing.T) {
 		if len(p.Warnings) != 1 || !strings.HasSuffix(p.Warnings[0], c.want) {
 			t.Errorf("%d queries with one judged negative: warnings %q, want one ending %q", c.few, p.Warnings, c.want)
 		}
+		// -kneg 2: the tenth of the queries that repeat one are all that
+		// do; no -kneg to advise (it advised -kneg 3, a larger one).
+		if c.few == 10 {
+			p, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Negatives: negs}, MakeConfig{K: 1, KNeg: 2, Split: testSplit, Seed: 9, JudgedNegatives: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Warnings) != 1 || strings.Contains(p.Warnings[0], "-kneg") || !strings.HasSuffix(p.Warnings[0], "(each query weighs alike in exclusion; from 1 to 3 a query)") {
+				t.Errorf("-kneg 2, 10 of 200 queries with one judged negative: %q", p.Warnings)
+			}
+		}
 	}
 }
 
@@ -2692,7 +2703,7 @@ func TestMakeGradedNeverNegatives(t *testing.T) {
 	}
 	// 60 rows, 1 relevant and 18 at a lower grade: 41 others, too few
 	// for 45 negatives.
-	if _, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Graded: graded}, MakeConfig{K: 1, KNeg: 45, Split: testSplit, Seed: 3}); err == nil || !strings.Contains(err.Error(), "has 19 rows relevant to it among 60, too few others for 45 negatives") {
+	if _, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Graded: graded}, MakeConfig{K: 1, KNeg: 45, Split: testSplit, Seed: 3}); err == nil || !strings.Contains(err.Error(), "has 19 rows relevant to it (18 of them at a lower grade than the least relevant score: no positives, and no negatives either) among 60, too few others for 45 negatives") {
 		t.Errorf("too few others: %v", err)
 	}
 }
