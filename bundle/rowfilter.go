@@ -107,6 +107,25 @@ func (f *RowFilter) CountSources(b *Bundle) int {
 	return c
 }
 
+// OnlyCopies reports whether the m anchors of b that equal rows a filter
+// holds by value are the data's own exact copies, f being the source
+// filter of those rows (NewSourceFilter) and emb the embeddings their
+// source rows number (Bundle.Embeddings): b numbers its rows in the same
+// embeddings, and hardly any of its anchors — a fiftieth of the m, where
+// the filters' false positives are 5·10⁻⁴ — is a held row from the same
+// source row, which rows given again (another bundling of the same
+// embeddings) are by the share of them. False where either side records
+// no source rows, or they number other embeddings (a re-export in
+// another order numbers the same rows otherwise): nothing tells copies
+// from rows given again. A nil f holds none.
+func (f *RowFilter) OnlyCopies(emb string, b *Bundle, m int) bool {
+	if f == nil || emb == "" || b == nil || b.Embeddings != emb {
+		return false
+	}
+	same := f.CountSources(b)
+	return same >= 0 && 50*same <= m
+}
+
 // sourceHash hashes a row with its source row.
 func sourceHash(row []float32, source int64) uint64 {
 	return mix64(rowHash(row) ^ mix64(uint64(source)^0x9e3779b97f4a7c15))

@@ -260,7 +260,7 @@ func (s *Set) CheckOODInputs(b *bundle.Bundle) error {
 		return fmt.Errorf("conformal: this is the set's calibration split, whose anchors the OOD pool is drawn from: their scores are not a new input's; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, -ood-cal-share; ood_cal_share= in Python)")
 	}
 	if m := s.Fit.seenRows(b); m > 0 {
-		return fmt.Errorf("conformal: %d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, of the bundles the set was fitted on)", m, b.N)
+		return fmt.Errorf("conformal: about %d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, of the bundles the set was fitted on)", m, b.N)
 	}
 	return nil
 }

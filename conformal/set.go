@@ -188,7 +188,11 @@ func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 		if m > 0 && b.PositivePool != nil {
 			return fmt.Sprintf("about %d of its %d anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; %s", m, b.N, laterPositives)
 		} else if m > 0 {
-			return fmt.Sprintf("about %d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
+			w := fmt.Sprintf("about %d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
+			if s.Calibration.Sources == nil || b.Index == nil || b.Embeddings == "" {
+				w += " (if that is this split and they are the data's own exact copies: nothing here tells them from rows given again — the set keeps its calibration anchors' source rows only where calibrated by this ccs on ccs bundle's splits, and the split must record its own —; calibrate again so, or remove the copies)"
+			}
+			return w
 		}
 	}
 	return ""
@@ -247,11 +251,7 @@ func (f *FitInfo) copiesOnly(b *bundle.Bundle, m int) bool {
 // rows: sources (bundle.NewSourceFilter) of rows numbered in the
 // embeddings emb, of which m of b's anchors equal rows by value.
 func copiesOnly(sources *bundle.RowFilter, emb string, b *bundle.Bundle, m int) bool {
-	if emb == "" || sources == nil || b.Embeddings != emb {
-		return false
-	}
-	same := sources.CountSources(b)
-	return same >= 0 && 50*same <= m
+	return sources.OnlyCopies(emb, b, m)
 }
 
 // OwnSplit says which of the splits the set was fitted or calibrated on b

@@ -646,14 +646,21 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 			warnings = append(warnings, w)
 		}
 	}
+	// Rows of the training bundle given again, counted by value (a row
+	// filter: "about"), but for the data's own exact copies, which the
+	// splits of one ccs bundle run tell apart by their source rows.
 	seen := bundle.NewRowFilter(tr)
+	var sources *bundle.RowFilter
+	if tr.Embeddings != "" && len(tr.Index) == tr.N {
+		sources = bundle.NewSourceFilter(tr)
+	}
 	if calB != nil {
-		if m := seen.Count(calB); m >= 2 && 10*m >= calB.N {
-			return nil, fmt.Errorf("%s: %d of its %d inputs are rows of %s, which the baselines are fitted on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", d.OODCalName, m, calB.N, d.TrainName)
+		if m := seen.Count(calB); m >= 2 && 10*m >= calB.N && !sources.OnlyCopies(tr.Embeddings, calB, m) {
+			return nil, fmt.Errorf("%s: about %d of its %d inputs are rows of %s, which the baselines are fitted on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz of the bundles %s is of)", d.OODCalName, m, calB.N, d.TrainName, d.TrainName)
 		}
 	}
-	if m := seen.Count(ev.ID); m >= 2 && 10*m >= ev.ID.N {
-		warnings = append(warnings, fmt.Sprintf("%s: %d of its %d inputs are rows of %s, which the baselines are fitted on: the baselines' figures on them are optimistic, no test; give in-distribution inputs held out from it (ccs bundle's test.npz)", d.IDName, m, ev.ID.N, d.TrainName))
+	if m := seen.Count(ev.ID); m >= 2 && 10*m >= ev.ID.N && !sources.OnlyCopies(tr.Embeddings, ev.ID, m) {
+		warnings = append(warnings, fmt.Sprintf("%s: about %d of its %d inputs are rows of %s, which the baselines are fitted on: the baselines' figures on them are optimistic, no test; give in-distribution inputs held out from it (ccs bundle's test.npz of the bundles %s is of)", d.IDName, m, ev.ID.N, d.TrainName, d.TrainName))
 	}
 	train := ood.SampleOf(tr)
 	var shifted []baselineScores

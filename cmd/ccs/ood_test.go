@@ -113,7 +113,7 @@ func TestConformalOOD(t *testing.T) {
 		usage bool
 	}{
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-ood-cal", p("feats.npz"), "-quiet"},
-			p("feats.npz") + ": 750 of its 750 inputs are rows of -train " + p("feats.npz") + ", which the baselines are fitted on", false},
+			p("feats.npz") + ": about 750 of its 750 inputs are rows of -train " + p("feats.npz") + ", which the baselines are fitted on", false},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("id2.npz"), "-ood", p("far.npz"), "-train", p("feats3.npz"), "-quiet"},
 			p("id2.npz") + ": logits of 2 classes, and -train " + p("feats3.npz") + " has 5", false},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-delta", "0.9"}, "not a confidence level", true},
@@ -143,7 +143,7 @@ func TestConformalOOD(t *testing.T) {
 	// -train's own rows as the ID inputs: warned of.
 	sink.Reset()
 	if _, err := run1("ood", "-set", p("set.json"), "-id", p("feats.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "1", "-quiet"); err != nil ||
-		!strings.Contains(sink.String(), p("feats.npz")+": 750 of its 750 inputs are rows of -train "+p("feats.npz")+", which the baselines are fitted on: the baselines' figures on them are optimistic") {
+		!strings.Contains(sink.String(), p("feats.npz")+": about 750 of its 750 inputs are rows of -train "+p("feats.npz")+", which the baselines are fitted on: the baselines' figures on them are optimistic") {
 		t.Errorf("-id the -train features: %v\n%s", err, sink.String())
 	}
 	// An α_ood above one half is legal, and warned of; 0.5 is not.
