@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ccsets/ccs/internal/percent"
 	"io"
 	"math"
 	"regexp"
@@ -1324,19 +1325,6 @@ var latexReplacer = strings.NewReplacer(
 	"Χ", `X`, "ο", `o`)
 
 // Percent writes a fraction x as a percent with two decimals, or up to
-// four where two would round it to 100.00% or 0.00% that it is not (one
-// negative of 20 000 inside the sets is an exclusion of 99.995%, which
-// "100.00%" hid), and as ">99.9999%" or "<0.0001%" where four still would.
-func Percent(x float64) string {
-	v := 100 * x
-	for p := 2; p <= 4; p++ {
-		s := strconv.FormatFloat(v, 'f', p, 64)
-		if (v >= 100 || s != strconv.FormatFloat(100, 'f', p, 64)) && (v <= 0 || strings.Trim(s, "0.") != "") {
-			return s + "%"
-		}
-	}
-	if v > 50 {
-		return ">99.9999%"
-	}
-	return "<0.0001%"
-}
+// four where two would round it to 100.00% or 0.00% that it is not, and as
+// ">99.9999%" or "<0.0001%" where four still would (percent.Format).
+func Percent(x float64) string { return percent.Format(x, 2) }

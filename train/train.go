@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ccsets/ccs/internal/percent"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -248,7 +249,7 @@ func (r *Result) KeptInitial() string {
 	if r.ValExclusion >= 1 {
 		why = "the initial geometry already excludes every validation negative"
 	}
-	return fmt.Sprintf("the fit kept the initial geometry: no epoch's validation exclusion beat epoch 0's (%.2f%%), so the set is untrained (%s)", 100*r.ValExclusion, why)
+	return fmt.Sprintf("the fit kept the initial geometry: no epoch's validation exclusion beat epoch 0's (%s), so the set is untrained (%s)", percent.Format(r.ValExclusion, 2), why)
 }
 
 // AlphaWarning is what a fit with α above one half must say, legal but
@@ -563,14 +564,17 @@ type rowsKey struct {
 }
 
 type rowsEntry struct {
-	mu   sync.Mutex // held while the rows are made: the runs that want them wait
+	// turn is held (a value sent) while the rows are made: the runs that
+	// want them wait their turn, or their context's end.
+	turn chan struct{}
 	done bool
 	rows splitRows
 }
 
 // split returns b's rows prepared for g: shared when r is not nil. A
-// cancelled ctx stops the preparing (its error), and rows it left
-// unfinished are kept by no one: the next run to want them makes them.
+// cancelled ctx stops the preparing, or the wait for another run making
+// them (its error), and rows it left unfinished are kept by no one: the
+// next run to want them makes them.
 func (r *Rows) split(ctx context.Context, g geometry.Learnable, b *bundle.Bundle, workers int, stream bool) (splitRows, error) {
 	if stream {
 		return streamSplit(g, b), nil
@@ -585,12 +589,16 @@ func (r *Rows) split(ctx context.Context, g geometry.Learnable, b *bundle.Bundle
 		if r.m == nil {
 			r.m = make(map[rowsKey]*rowsEntry)
 		}
-		e = new(rowsEntry)
+		e = &rowsEntry{turn: make(chan struct{}, 1)}
 		r.m[k] = e
 	}
 	r.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	select {
+	case e.turn <- struct{}{}:
+	case <-ctx.Done(): // cancelled while another run makes them
+		return splitRows{}, ctx.Err()
+	}
+	defer func() { <-e.turn }()
 	if !e.done {
 		rows, err := prepareSplit(ctx, g, b, workers)
 		if err != nil {

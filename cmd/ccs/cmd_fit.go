@@ -136,10 +136,10 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		// made, and would have stopped the run.
 		// A scale trial's fit of 100 000 anchors was silent 31.6 s before
 		// its epoch 0: the rows are made and prepared first.
-		fmt.Fprintf(out.stderr, "fit: making the fit and validation splits' %.1f GB of difference rows (every core) before epoch 0\n", rows/1e9)
+		fmt.Fprintf(out.stderr, "fit: making the validation and fit splits' %.1f GB of difference rows (every core) before epoch 0 (the fit split's only where the initial geometry leaves a validation negative to exclude)\n", rows/1e9)
 		// And every 10 seconds until epoch 0: 150 000 CLIP embeddings'
 		// rows took two silent minutes.
-		stop = heartbeat(out, "fit: making the difference rows", 10*time.Second, 10*time.Second)
+		stop = heartbeat(out, "fit: before epoch 0 (the difference rows, then the initial geometry's validation)", 10*time.Second, 10*time.Second)
 	}
 	var first sync.Once // stops the heartbeat at epoch 0
 	defer first.Do(stop)

@@ -14,20 +14,22 @@ func reproduceSimThresholdCommand() *command {
 		declareSimThreshold, runReproduceSimThreshold)
 }
 
-// declareSimThreshold is sim's flags, refusing the two the table sweeps
-// itself — -threshold and -recipe, every mode under both recipes — which
-// it accepted and ignored, printing the table of a run without them.
+// declareSimThreshold is sim's flags, refusing those the table sweeps
+// itself — -threshold and the optimiser's, every mode under both recipes'
+// SGD — which it accepted and ignored, printing the table of a run
+// without them.
 func declareSimThreshold(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
 	check := declareSim(3, false, keepsNothing)(fs, o)
 	return func() error {
 		var swept []string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "threshold" || f.Name == "recipe" {
+			switch f.Name {
+			case "threshold", "recipe", "lr", "momentum", "weight-decay", "cosine":
 				swept = append(swept, "-"+f.Name)
 			}
 		})
 		if len(swept) > 0 {
-			return usagef("reproduce sim-threshold: %s: the table runs every threshold mode (soft, order-statistic, detached) under both recipes (sim, embedding) itself; the other training flags apply to every run", strings.Join(swept, " and "))
+			return usagef("reproduce sim-threshold: %s: the table runs every threshold mode (soft, order-statistic, detached) under both recipes' optimisers (sim, embedding: -lr, -momentum, -weight-decay and -cosine) itself; the other training flags (-T, -epochs, -batch, …) apply to every run", strings.Join(swept, ", "))
 		}
 		return check()
 	}

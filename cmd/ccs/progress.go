@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ccsets/ccs/internal/percent"
 	"math"
 	"strings"
 	"sync"
@@ -245,11 +246,11 @@ func (p trainProgress) Observe(pr train.Progress) {
 	const width = 20
 	fill := width * pr.Epoch / pr.MaxEpochs
 	bar := "[" + strings.Repeat("=", fill) + strings.Repeat(" ", width-fill) + "]"
-	msg := fmt.Sprintf("epoch %3d/%d %s loss %s  val exclusion %.1f%% (best %.1f%% at epoch %d)  ETA ≤ %s",
-		pr.Epoch, pr.MaxEpochs, bar, loss, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, eta)
+	msg := fmt.Sprintf("epoch %3d/%d %s loss %s  val exclusion %s (best %s at epoch %d)  ETA ≤ %s",
+		pr.Epoch, pr.MaxEpochs, bar, loss, percent.Format(pr.ValExclusion, 1), percent.Format(pr.BestExclusion, 1), pr.BestEpoch, eta)
 	if pr.Done {
-		msg = fmt.Sprintf("trained %d epochs (%s) in %s: best validation exclusion %.1f%% at epoch %d",
-			pr.Epoch, pr.StopReason, pr.Elapsed.Round(time.Millisecond), 100*pr.BestExclusion, pr.BestEpoch)
+		msg = fmt.Sprintf("trained %d epochs (%s) in %s: best validation exclusion %s at epoch %d",
+			pr.Epoch, pr.StopReason, pr.Elapsed.Round(time.Millisecond), percent.Format(pr.BestExclusion, 1), pr.BestEpoch)
 	}
 	now := time.Now()
 	switch {

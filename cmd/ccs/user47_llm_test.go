@@ -97,7 +97,7 @@ func TestUser47LLMFitSaysItMakesRowsItStreams(t *testing.T) {
 		t.Fatalf("fit: %v\n%s", err, e.String())
 	}
 	s := e.String()
-	if strings.Contains(s, "computed a batch at a time instead") && strings.Contains(s, "making the fit and validation splits'") {
+	if strings.Contains(s, "computed a batch at a time instead") && strings.Contains(s, "of difference rows (every core) before epoch 0") {
 		t.Errorf("fit announces making rows it then streams:\n%s", s)
 	}
 }
