@@ -490,7 +490,8 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     # The pairs min_score leaves out are counted, as the command's note:
     # distinct pairs of given ids (those naming "missing" are counted apart).
     below = sum(g < 2 and r != "missing" for _, r, g in graded)
-    with pytest.warns(ccs.CCSWarning, match=rf"pairs: {below} pairs scored below the least relevant score 2: left out"):
+    missing = sum(g < 2 and r == "missing" for _, r, g in graded)
+    with pytest.warns(ccs.CCSWarning, match=rf"pairs: {below} pairs scored below the least relevant score 2 \(and {missing} more naming ids not given\): left out"):
         high = ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, seed=5, allow_fewer=True, min_score=2)
     row = {emb[i].tobytes(): i for i in range(len(emb))}
     lower = {(qids.index(q), ids.index(r)) for q, r, g in graded if g < 2 and r != "missing"}
