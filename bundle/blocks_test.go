@@ -292,3 +292,68 @@ func inputAtFault(err error) string {
 	}
 	return ""
 }
+
+// TestSplitBlocksRecorded: each split's bundle — made in memory or written
+// and read back — records its anchors' blocks (Bundle.Blocks, the file's
+// "blocks"), so that resplits keep them together; a subset keeps them; a
+// plan without blocks records none.
+func TestSplitBlocksRecorded(t *testing.T) {
+	const recs, per, d = 30, 40, 4
+	rows, labels, blocks := recordings(2, recs, per, d)
+	p, err := Make(Items{N: len(labels), Labels: labels, Blocks: blocks}, MakeConfig{K: 3, Split: testSplit, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, sp := range p.Splits {
+		b, err := p.Bundle(s, rows, nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arrays, err := p.Arrays(s, rows, nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		npz, err := EncodeNPZ(arrays, func(n int) []byte { return make([]byte, n) }) // as written
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoded, err := DecodeNPZ(npz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := FromArrays(decoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []*Bundle{b, read} {
+			if len(got.Blocks) != len(sp.Anchors) {
+				t.Fatalf("%s: %d blocks for %d anchors", sp.Name, len(got.Blocks), len(sp.Anchors))
+			}
+			for a, r := range sp.Anchors {
+				if got.Blocks[a] != blocks[r] {
+					t.Fatalf("%s: anchor %d (row %d) in block %d, want %d", sp.Name, a, r, got.Blocks[a], blocks[r])
+				}
+			}
+		}
+		if sub := b.Subset([]int{2, 0}); !slices.Equal(sub.Blocks, []int64{b.Blocks[2], b.Blocks[0]}) {
+			t.Errorf("%s: a subset's blocks %v", sp.Name, sub.Blocks)
+		}
+	}
+	q, err := Make(Items{N: len(labels), Labels: labels}, MakeConfig{K: 3, Split: testSplit, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := q.Bundle(0, rows, nil, d); err != nil || b.Blocks != nil {
+		t.Errorf("no blocks given: %v, %v", b.Blocks, err)
+	}
+	// A file's blocks of another length are refused, naming the array.
+	b, err := p.Bundle(0, rows, nil, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrays := b.Arrays()
+	arrays["blocks"] = Int64([]int64{1, 2}, 2)
+	if _, err := FromArrays(arrays); err == nil || !strings.Contains(err.Error(), `"blocks"`) {
+		t.Errorf("short blocks: %v", err)
+	}
+}

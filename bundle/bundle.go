@@ -69,6 +69,11 @@ type Bundle struct {
 	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
 	Activations []float32
 	Index       []int64 // optional, N: where each anchor came from (e.g. its image's row in the data set)
+	// Blocks, optional (N), is each anchor's block where the rows were
+	// split by block (ccs bundle -blocks: a patient, a recording, a
+	// site): resplits of the bundle (eval's, ccs coverage-check) keep a
+	// block's anchors together, as the split did. Nil otherwise.
+	Blocks []int64
 	// Embeddings names the rows Index numbers: "sha256:" and the digest
 	// of those rows as ccs bundle's manifest records it (rows_sha256, the
 	// same from the command and Python on the same values), set where a
@@ -290,6 +295,9 @@ func (b *Bundle) Subset(idx []int) *Bundle {
 	if b.Labels != nil {
 		s.Labels = gather(b.Labels, idx, 1)
 	}
+	if b.Blocks != nil {
+		s.Blocks = gather(b.Blocks, idx, 1)
+	}
 	if b.PositiveLabelStart != nil {
 		s.PositiveLabelStart = []int64{0}
 		for _, i := range idx {
@@ -395,6 +403,11 @@ func (b *Bundle) validate(needPositives bool) error {
 	}
 	if b.Index != nil {
 		if err := checkLen("index", len(b.Index), b.N); err != nil {
+			return err
+		}
+	}
+	if b.Blocks != nil {
+		if err := checkLen("blocks", len(b.Blocks), b.N); err != nil {
 			return err
 		}
 	}

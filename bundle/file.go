@@ -169,7 +169,7 @@ func FeaturesFromArrays(arrays map[string]Array) (*Bundle, error) { return fromA
 // bundleArrays are the names of the arrays a bundle file holds.
 var bundleArrays = []string{"anchors", "positives", "positive_index", "positive_pool",
 	"negatives", "negative_index", "negative_pool", "labels", "positive_label_start",
-	"positive_labels", "index", "logits", "activations"}
+	"positive_labels", "index", "blocks", "logits", "activations"}
 
 // misnamed is the did-you-mean of a missing array's message: the array
 // of the file, of a name no bundle holds, nearest one of wanted's
@@ -332,6 +332,14 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		}
 		b.Index = a.I64
 	}
+	if a, ok, err := get("blocks", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"blocks\": shape %s, want (%d,): each anchor's block", FormatShape(a.Shape), b.N)
+		}
+		b.Blocks = a.I64
+	}
 	if a, ok, err := get("logits", false, 2); err != nil {
 		return nil, err
 	} else if ok {
@@ -390,6 +398,9 @@ func (b *Bundle) Arrays() map[string]Array {
 	}
 	if b.Index != nil {
 		m["index"] = Int64(b.Index, b.N)
+	}
+	if b.Blocks != nil {
+		m["blocks"] = Int64(b.Blocks, b.N)
 	}
 	return m
 }

@@ -575,8 +575,11 @@ type Plan struct {
 	// sessions says the groups' positives are their rows of other
 	// sessions (Items.Sessions).
 	sessions bool
-	// blocks says the rows were split by block (Items.Blocks).
-	blocks bool
+	// blocks says the rows were split by block (Items.Blocks), and
+	// blockOf is each row's block, which every split's bundle carries for
+	// its anchors (Bundle.Blocks).
+	blocks  bool
+	blockOf []int64
 	// logits and activations, when set, are each source row's classifier
 	// logits and per-layer activation summaries, which every split's
 	// bundle carries for its anchors (SetLogits, SetActivations).
@@ -783,7 +786,7 @@ func MakeContext(ctx context.Context, items Items, cfg MakeConfig) (*Plan, error
 		p.sessions = items.Sessions != nil
 	default:
 		p.mode = "labels"
-		p.blocks = items.Blocks != nil
+		p.blocks, p.blockOf = items.Blocks != nil, items.Blocks
 	}
 	if cfg.AllowFewer {
 		p.warnRepeats(cfg.K)
@@ -3114,6 +3117,7 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 	for i, r := range sp.Anchors {
 		b.Index[i] = int64(r)
 	}
+	b.Blocks = p.blocksOf(sp.Anchors)
 	if sp.PositivePool != nil {
 		b.PositivePool = gather(rows, sp.PositivePool, d)
 	}
@@ -3133,6 +3137,19 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 		return nil, fmt.Errorf("bundle: the %s split: %w", sp.Name, err)
 	}
 	return b, nil
+}
+
+// blocksOf is the blocks of rows (Bundle.Blocks), nil where the rows
+// were not split by block.
+func (p *Plan) blocksOf(rows []int) []int64 {
+	if p.blockOf == nil {
+		return nil
+	}
+	blocks := make([]int64, len(rows))
+	for i, r := range rows {
+		blocks[i] = p.blockOf[r]
+	}
+	return blocks
 }
 
 // Indexed is split s's bundle without its embeddings: its counts,
@@ -3170,6 +3187,9 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, 
 		index[i] = int64(r)
 	}
 	m["index"] = Int64(index, n)
+	if blocks := p.blocksOf(sp.Anchors); blocks != nil {
+		m["blocks"] = Int64(blocks, n)
+	}
 	if sp.Labels != nil {
 		m["labels"] = Int64(sp.Labels, n)
 	}

@@ -516,7 +516,7 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
-	if w := experiment.BlocksResplits(name, test.blocks); w != "" {
+	if w := experiment.BlocksResplits(name, test.b, test.blocks); w != "" {
 		more, check.Warnings = append(more, w), append(check.Warnings, w)
 	}
 	return check, append(warnings, more...), nil

@@ -44,6 +44,75 @@ type ResplitResult struct {
 	// Coverages are each resplit's coverage, in order: the distribution
 	// the summary above describes.
 	Coverages []float64 `json:"coverages,omitempty"`
+	// Blocks, where the bundle's anchors record their blocks
+	// (bundle.Bundle.Blocks), is their number: each resplit then halves
+	// the bundle block by block (blockOrder), as the bundles were split.
+	// 0 (left out) for a bundle split row by row.
+	Blocks int `json:"blocks,omitempty"`
+}
+
+// blockOrder halves a bundle whose anchors record their blocks
+// (Bundle.Blocks: ccs bundle -blocks' patients, recordings, sites) block
+// by block: a resplit draws a random order of the blocks and lays out its
+// anchors (already shuffled) block after block, so that its first nCal —
+// the calibration anchors — are whole blocks but the last, which the cut
+// divides (the same number of calibration scores in every resplit, one
+// rank). Halving row by row instead put each block's rows on both sides,
+// which understated the spread over calibration draws (a medical-imaging
+// user's patients: ± 1.01 against 1.45 by patient).
+type blockOrder struct {
+	of []int32 // each anchor's block, numbered from 0 in order of appearance
+	n  int     // blocks
+}
+
+// newBlockOrder is b's blockOrder, nil where b records no blocks.
+func newBlockOrder(b *bundle.Bundle) *blockOrder {
+	if b.Blocks == nil || len(b.Blocks) != b.N {
+		return nil
+	}
+	o := &blockOrder{of: make([]int32, b.N)}
+	ids := map[int64]int32{}
+	for i, v := range b.Blocks {
+		id, ok := ids[v]
+		if !ok {
+			id = int32(len(ids))
+			ids[v] = id
+		}
+		o.of[i] = id
+	}
+	o.n = len(ids)
+	return o
+}
+
+// blocks is the number of blocks (0 for a nil o).
+func (o *blockOrder) blocks() int {
+	if o == nil {
+		return 0
+	}
+	return o.n
+}
+
+// draw is a resplit's order of the blocks: each block's place.
+func (o *blockOrder) draw(rng *rand.Rand) []int { return rng.Perm(o.n) }
+
+// sort lays out members (anchor indices, shuffled) block after block in
+// the order place gives, each block's members in the order they had (a
+// counting sort, stable: linear in the members and the blocks).
+func (o *blockOrder) sort(members []int, place []int) {
+	count := make([]int, o.n+1)
+	for _, i := range members {
+		count[place[o.of[i]]+1]++
+	}
+	for j := 1; j <= o.n; j++ {
+		count[j] += count[j-1]
+	}
+	out := make([]int, len(members))
+	for _, i := range members {
+		k := place[o.of[i]]
+		out[count[k]] = i
+		count[k]++
+	}
+	copy(members, out)
 }
 
 // Resplits measures s's geometry recalibrated on random halves of b:
@@ -99,7 +168,8 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		}
 	}
 	pos, neg := sc.pos, sc.neg
-	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta}
+	bo := newBlockOrder(b)
+	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta, Blocks: bo.blocks()}
 	if c.Mode == conformal.OnePerAnchor {
 		res.Band = band(s.Alpha, nCal)
 	}
@@ -113,6 +183,9 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		for r := lo; r < hi; r++ {
 			rng := rand.New(rand.NewPCG(seed, uint64(r)))
 			perm := rng.Perm(b.N)
+			if bo != nil {
+				bo.sort(perm, bo.draw(rng))
+			}
 			cal = cal[:0]
 			for _, i := range perm[:nCal] {
 				switch c.Mode {
@@ -291,7 +364,8 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		return ResplitResult{}, nil, err
 	}
 	pos, neg := sc.pos, sc.neg
-	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta}
+	bo := newBlockOrder(b)
+	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta, Blocks: bo.blocks()}
 	cov, exc := make([]float64, resplits), make([]float64, resplits)
 	tied := make([]bool, resplits*len(classes)) // resplit r, class ci: r·len(classes) + ci
 	classCov := make([][]float64, len(labels))
@@ -304,10 +378,17 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		var perm []int
 		for r := lo; r < hi; r++ {
 			rng := rand.New(rand.NewPCG(seed, uint64(r)))
+			var place []int // the blocks' order, one for every class of the resplit
+			if bo != nil {
+				place = bo.draw(rng)
+			}
 			in, out := 0, 0
 			for ci, c := range classes {
 				perm = append(perm[:0], c.members...)
 				rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+				if bo != nil {
+					bo.sort(perm, place)
+				}
 				cal = cal[:0]
 				for _, i := range perm[:c.nCal] {
 					cal = append(cal, pos[i*b.K+rng.IntN(b.K)])

@@ -556,7 +556,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		// No row has the column (a class-conditional or PAC calibration's
 		// table, or resplits left out): the protocol does not announce it.
 		t.Config = strings.Replace(t.Config, fmt.Sprintf("; resplits: %d halvings of the test split", cfg.Resplits), "", 1)
-	} else if w := BlocksResplits("the test split", data.TestBlocks); w != "" {
+	} else if w := BlocksResplits("the test split", data.Test, data.TestBlocks); w != "" {
 		t.Warnings = append(t.Warnings, w)
 	}
 	t.Rows = append(t.Rows, summarized...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
@@ -94,5 +95,21 @@ func TestCoverageCheckClassNotes(t *testing.T) {
 	if err := c.WriteClasses(&b); err != nil || !strings.Contains(b.String(), "PAC per class: at most δ = 10.00% of calibration draws leave a class's true coverage below 1 − α") ||
 		strings.Contains(b.String(), "mean coverage is guaranteed") {
 		t.Errorf("PAC per class: %v\n%s", err, b.String())
+	}
+}
+
+// TestBlocksResplitsWarning: a split of blocks whose anchors record their
+// blocks is halved block by block and warned of no more; one bundled
+// before the anchors' blocks were kept still is, saying to bundle again.
+func TestBlocksResplitsWarning(t *testing.T) {
+	kept := &bundle.Bundle{N: 2, Blocks: []int64{4, 4}}
+	if w := BlocksResplits("test.npz", kept, 1); w != "" {
+		t.Errorf("the anchors' blocks recorded: %q", w)
+	}
+	if w := BlocksResplits("test.npz", &bundle.Bundle{N: 2}, 1); !strings.Contains(w, "halve it row by row") || !strings.Contains(w, "Bundle again with this ccs") {
+		t.Errorf("an older bundle of blocks: %q", w)
+	}
+	if w := BlocksResplits("test.npz", &bundle.Bundle{N: 2}, 0); w != "" {
+		t.Errorf("no blocks: %q", w)
 	}
 }

@@ -52,17 +52,19 @@ type CoverageCheck struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// BlocksResplits is the warning of resplits of a split whose rows are
-// blocks' (ccs bundle -blocks: a patient's images, a recording's windows):
-// they halve it row by row, a block's rows on both sides of a halving,
-// where the bundle kept each block whole in one split; the spread over
-// them understates a split by blocks' draw-to-draw spread ("" for no
-// blocks).
-func BlocksResplits(name string, blocks int) string {
-	if blocks <= 0 {
+// BlocksResplits is the warning of resplits of a split b whose rows are
+// blocks' (ccs bundle -blocks: a patient's images, a recording's windows)
+// but whose anchors record no block (bundled before Bundle.Blocks was
+// kept): they halve it row by row, a block's rows on both sides of a
+// halving, where the bundle kept each block whole in one split; the
+// spread over them understates a split by blocks' draw-to-draw spread.
+// "" for no blocks, or where b records its anchors' blocks (the resplits
+// keep them together).
+func BlocksResplits(name string, b *bundle.Bundle, blocks int) string {
+	if blocks <= 0 || b != nil && b.Blocks != nil { // its anchors' blocks: the resplits keep them together
 		return ""
 	}
-	return fmt.Sprintf("%s holds the rows of %d blocks (ccs bundle -blocks), each whole in its split, and the resplits halve it row by row, a block's rows on both sides: the spread over them (±, the 5th percentile, the share below 1−α) understates the draw-to-draw spread of calibration splits made by blocks, most where blocks are large (a medical-imaging user's patients: ± 1.01 against 1.45 halving by patient, a rare class's 5th percentile 81.6%% against 75.2%%); the mean is not affected", name, blocks)
+	return fmt.Sprintf("%s holds the rows of %d blocks (ccs bundle -blocks), each whole in its split, but records no anchor's block (bundled before ccs kept them), so the resplits halve it row by row, a block's rows on both sides: the spread over them (±, the 5th percentile, the share below 1−α) understates the draw-to-draw spread of calibration splits made by blocks, most where blocks are large (a medical-imaging user's patients: ± 1.01 against 1.45 halving by patient, a rare class's 5th percentile 81.6%% against 75.2%%); the mean is not affected. Bundle again with this ccs: its bundles keep each anchor's block (\"blocks\"), and the resplits keep a block together", name, blocks)
 }
 
 // StoredCoverage is a set file's own threshold's coverage of a bundle's

@@ -84,7 +84,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
-	if w := experiment.BlocksResplits(o.Test, bundle.ManifestBlocks(o.Test, b)); w != "" {
+	if w := experiment.BlocksResplits(o.Test, b, bundle.ManifestBlocks(o.Test, b)); w != "" {
 		warnings, check.Warnings = append(warnings, w), append(check.Warnings, w)
 	}
 	for _, w := range warnings {

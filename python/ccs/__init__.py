@@ -229,7 +229,7 @@ class Bundle(_Handle):
 
     Bundle(anchors, positives=None, negatives=None, *, positive_index=None,
     positive_pool=None, negative_index=None, negative_pool=None, labels=None,
-    logits=None, activations=None, index=None) builds one from arrays with the
+    logits=None, activations=None, index=None, blocks=None) builds one from arrays with the
     names and shapes of the file format (README "Data: embedding bundles"),
     checked as a file's are: positives (n, k, d) or positive_index (n, k) into
     positive_pool (or the anchors); negatives (n, kn, d) or negative_index
@@ -258,7 +258,8 @@ class Bundle(_Handle):
     one_label = None
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
-                 negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
+                 negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None,
+                 blocks=None):
         if getattr(labels, "ndim", None) == 2 and labels.shape[1] == 1:
             labels = labels[:, 0]  # a column of labels, (n, 1), as ccs.bundle takes it
         if labels is not None and not hasattr(labels, "detach"):
@@ -277,6 +278,7 @@ class Bundle(_Handle):
             "positive_index": positive_index, "positive_pool": positive_pool,
             "negative_index": negative_index, "negative_pool": negative_pool,
             "labels": labels, "logits": logits, "activations": activations, "index": index,
+            "blocks": blocks,
         })
         h = c_handle()
         call(lib.ccs_bundle_new, arr, n, byref(h))
@@ -348,6 +350,7 @@ class Bundle(_Handle):
     negative_pool = property(lambda self: self.array("negative_pool"), doc="(m, d) float32, or None.")
     labels = property(lambda self: self.array("labels"), doc="(n,) int64, or None.")
     index = property(lambda self: self.array("index"), doc="(n,) int64, or None: each anchor's source row.")
+    blocks = property(lambda self: self.array("blocks"), doc="(n,) int64, or None: each anchor's block, where the rows were split by block (blocks= of ccs.bundle): coverage_check's resplits keep a block's anchors together.")
     logits = property(lambda self: self.array("logits"), doc="(n, C) float32, or None.")
     activations = property(lambda self: self.array("activations"), doc="(n, L) float32, or None.")
 
