@@ -53,6 +53,7 @@
 //	internal/jsonindent  indented JSON with each array of numbers on one line
 //	internal/jsonscan    large set files read in one pass: an object's members, arrays of numbers
 //	internal/fastfloat   the decimals text tables are written in, read without strconv and never differently
+//	internal/percent     rates as percentages that never round one short of 100% up to it
 //	internal/buildinfo   which build runs: version, revision, Go, kernels, BLAS
 //	internal/race        whether the race detector is on, for the tests that shrink under it
 //
