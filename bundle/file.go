@@ -338,6 +338,9 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		if a.Shape[0] != b.N {
 			return nil, fmt.Errorf("array \"blocks\": shape %s, want (%d,): each anchor's block", FormatShape(a.Shape), b.N)
 		}
+		if i := slices.IndexFunc(a.I64, func(v int64) bool { return v < 0 }); i >= 0 {
+			return nil, fmt.Errorf("array \"blocks\": anchor %d's block is %d: block ids are 0 or more, as ccs bundle numbers them (a missing block id, -1, is refused where the blocks are given)", i, a.I64[i])
+		}
 		b.Blocks = a.I64
 	}
 	if a, ok, err := get("logits", false, 2); err != nil {

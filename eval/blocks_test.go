@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -95,11 +96,22 @@ func TestResplitsKeepBlocks(t *testing.T) {
 	if byRow.Blocks != 0 || !(res.Coverage.Std > 1.2*byRow.Coverage.Std) {
 		t.Errorf("by block ± %.4f, by row ± %.4f (blocks %d): want the blocks' spread wider", res.Coverage.Std, byRow.Coverage.Std, byRow.Blocks)
 	}
+	// Blocks not one an anchor (the Go API: files are checked when read):
+	// an error naming them, not a halving row by row.
+	short := *test
+	short.Blocks = test.Blocks[:test.N-1]
+	if _, err := Resplits(s, &short, 10, 0.5, 1); err == nil || !strings.Contains(err.Error(), "blocks") {
+		t.Errorf("short blocks: %v", err)
+	}
+	if res.Band != [2]float64{} {
+		t.Errorf("a halving by blocks prints the band %v, which holds for anchors exchangeable one by one", res.Band)
+	}
 	again, err := Resplits(s, test, 300, 0.5, 4)
 	if err != nil || again.Coverage != res.Coverage {
 		t.Errorf("not deterministic: %+v against %+v (%v)", again.Coverage, res.Coverage, err)
 	}
-	// The class path: each class's cut divides one block at most.
+	// The class path (each class's cut divides one block at most: the
+	// cuts are the class's, on the one order of the blocks of the resplit).
 	class, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, conformal.Options{Mode: conformal.Class})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +133,10 @@ func TestResplitsKeepBlocks(t *testing.T) {
 // in place's order, keeping their order within a block.
 func TestBlockOrderSort(t *testing.T) {
 	b := &bundle.Bundle{N: 7, Blocks: []int64{5, 9, 5, 2, 9, 2, 5}}
-	o := newBlockOrder(b) // blocks 5, 9, 2 numbered 0, 1, 2
+	o, err := newBlockOrder(b) // blocks 5, 9, 2 numbered 0, 1, 2
+	if err != nil {
+		t.Fatal(err)
+	}
 	members := []int{6, 1, 3, 0, 4, 2, 5}
 	o.sort(members, []int{2, 0, 1}) // 9 first, then 2, then 5
 	want := []int{1, 4, 3, 5, 6, 0, 2}
@@ -130,7 +145,27 @@ func TestBlockOrderSort(t *testing.T) {
 			t.Fatalf("sorted %v, want %v", members, want)
 		}
 	}
-	if newBlockOrder(&bundle.Bundle{N: 2}) != nil || o.blocks() != 3 {
-		t.Errorf("a bundle without blocks has an order, or %d blocks", o.blocks())
+	if none, err := newBlockOrder(&bundle.Bundle{N: 2}); none != nil || err != nil || o.blocks() != 3 {
+		t.Errorf("a bundle without blocks has an order (%v), or %d blocks", err, o.blocks())
 	}
+	// Few members among many blocks: the comparison sort, the same order.
+	many := &bundle.Bundle{N: 7, Blocks: []int64{5, 9, 5, 2, 9, 2, 5}}
+	for i := range 200 {
+		many.Blocks = append(many.Blocks, int64(1000+i))
+	}
+	many.N = len(many.Blocks)
+	m, _ := newBlockOrder(many)
+	few := []int{6, 1, 3, 0, 4, 2, 5}
+	place := make([]int, m.n)
+	for i := range place {
+		place[i] = m.n - 1 - i
+	}
+	place[0], place[1], place[2] = 2, 0, 1
+	m.sort(few, place)
+	for i := range want {
+		if few[i] != want[i] {
+			t.Fatalf("sorted among many blocks %v, want %v", few, want)
+		}
+	}
+
 }

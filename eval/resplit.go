@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -27,8 +29,11 @@ type ResplitResult struct {
 	BelowShare float64 `json:"coverage_below_share"` // share of resplits covering < 1−α
 	Exclusion  Summary `json:"exclusion"`            // NaN without negatives
 	// Band is the marginal guarantee's [1−α, 1−α + 1/(n+1)] for the mean,
-	// for one positive per anchor (the marginal rank); zero (left out) for
-	// the other modes, whose mean is promised no band: a PAC set's lies
+	// for one positive per anchor (the marginal rank) over anchors
+	// exchangeable one by one; zero (left out) for a halving by blocks,
+	// whose anchors are exchangeable only block by block (a block of many
+	// harder anchors moved the mean 6.5 standard errors below it), and
+	// for the other modes, whose mean is promised no band: a PAC set's lies
 	// above it by design, a pooled set's has no guarantee, and a
 	// class-conditional set's classes have each their own
 	// (ClassResplit.Band). Its upper end holds for scores without ties:
@@ -57,7 +62,11 @@ type ResplitResult struct {
 // anchors (already shuffled) block after block, so that its first nCal —
 // the calibration anchors — are whole blocks but the last, which the cut
 // divides (the same number of calibration scores in every resplit, one
-// rank). Halving row by row instead put each block's rows on both sides,
+// rank). A class-conditional set's resplits cut each class's anchors so:
+// each class's rows of a block lie on one side but in the block its cut
+// divides, and a block with rows of several classes may calibrate one
+// class and be held out in another — each class's threshold is
+// calibrated on that class's rows alone. Halving row by row instead put each block's rows on both sides,
 // which understated the spread over calibration draws (a medical-imaging
 // user's patients: ± 1.01 against 1.45 by patient).
 type blockOrder struct {
@@ -65,10 +74,14 @@ type blockOrder struct {
 	n  int     // blocks
 }
 
-// newBlockOrder is b's blockOrder, nil where b records no blocks.
-func newBlockOrder(b *bundle.Bundle) *blockOrder {
-	if b.Blocks == nil || len(b.Blocks) != b.N {
-		return nil
+// newBlockOrder is b's blockOrder, nil where b records no blocks; an
+// error where they are not one a anchor.
+func newBlockOrder(b *bundle.Bundle) (*blockOrder, error) {
+	if b.Blocks == nil {
+		return nil, nil
+	}
+	if len(b.Blocks) != b.N {
+		return nil, fmt.Errorf("eval: the bundle's blocks: %d for %d anchors", len(b.Blocks), b.N)
 	}
 	o := &blockOrder{of: make([]int32, b.N)}
 	ids := map[int64]int32{}
@@ -81,7 +94,7 @@ func newBlockOrder(b *bundle.Bundle) *blockOrder {
 		o.of[i] = id
 	}
 	o.n = len(ids)
-	return o
+	return o, nil
 }
 
 // blocks is the number of blocks (0 for a nil o).
@@ -96,9 +109,16 @@ func (o *blockOrder) blocks() int {
 func (o *blockOrder) draw(rng *rand.Rand) []int { return rng.Perm(o.n) }
 
 // sort lays out members (anchor indices, shuffled) block after block in
-// the order place gives, each block's members in the order they had (a
-// counting sort, stable: linear in the members and the blocks).
+// the order place gives, each block's members in the order they had: a
+// counting sort, linear in the members and the blocks, or, for members
+// far fewer than the blocks (one class's of many), a stable sort of them
+// (a class path of 1 000 classes and 2 000 blocks swept every block for
+// each class: 55–71 times the row-by-row halving's time).
 func (o *blockOrder) sort(members []int, place []int) {
+	if m := len(members); m*bits.Len(uint(m)) < o.n {
+		slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(place[o.of[a]], place[o.of[b]]) })
+		return
+	}
 	count := make([]int, o.n+1)
 	for _, i := range members {
 		count[place[o.of[i]]+1]++
@@ -168,9 +188,12 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		}
 	}
 	pos, neg := sc.pos, sc.neg
-	bo := newBlockOrder(b)
+	bo, err := newBlockOrder(b)
+	if err != nil {
+		return ResplitResult{}, err
+	}
 	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta, Blocks: bo.blocks()}
-	if c.Mode == conformal.OnePerAnchor {
+	if c.Mode == conformal.OnePerAnchor && bo == nil {
 		res.Band = band(s.Alpha, nCal)
 	}
 	cov := make([]float64, resplits)
@@ -364,7 +387,10 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		return ResplitResult{}, nil, err
 	}
 	pos, neg := sc.pos, sc.neg
-	bo := newBlockOrder(b)
+	bo, err := newBlockOrder(b)
+	if err != nil {
+		return ResplitResult{}, nil, err
+	}
 	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta, Blocks: bo.blocks()}
 	cov, exc := make([]float64, resplits), make([]float64, resplits)
 	tied := make([]bool, resplits*len(classes)) // resplit r, class ci: r·len(classes) + ci
@@ -415,7 +441,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		c := classes[ci]
 		cr := classResplit(l, c.nCal, len(c.members)-c.nCal, classCov[ci], s.Alpha)
 		cr.WholeSpace = c.rank > c.nCal
-		if !cr.WholeSpace && mode == conformal.OnePerAnchor {
+		if !cr.WholeSpace && mode == conformal.OnePerAnchor && bo == nil { // as Resplits' Band
 			cr.Band = band(s.Alpha, c.nCal)
 		}
 		for r := range resplits {

@@ -112,4 +112,8 @@ func TestBlocksResplitsWarning(t *testing.T) {
 	if w := BlocksResplits("test.npz", &bundle.Bundle{N: 2}, 0); w != "" {
 		t.Errorf("no blocks: %q", w)
 	}
+	// An array that contradicts the manifest: said.
+	if w := BlocksResplits("test.npz", &bundle.Bundle{N: 3, Blocks: []int64{0, 1, 2}}, 1); !strings.Contains(w, "names 3 blocks where its manifest says the split holds 1") {
+		t.Errorf("contradicting blocks: %q", w)
+	}
 }

@@ -61,6 +61,15 @@ type CoverageCheck struct {
 // "" for no blocks, or where b records its anchors' blocks (the resplits
 // keep them together).
 func BlocksResplits(name string, b *bundle.Bundle, blocks int) string {
+	if blocks > 0 && b != nil && b.Blocks != nil {
+		distinct := map[int64]bool{}
+		for _, v := range b.Blocks {
+			distinct[v] = true
+		}
+		if len(distinct) != blocks {
+			return fmt.Sprintf("%s: its \"blocks\" array names %d blocks where its manifest says the split holds %d: the array was written otherwise (an index given for the blocks, every anchor one block?); the resplits keep the array's blocks together, so their spread is that of those blocks — bundle again", name, len(distinct), blocks)
+		}
+	}
 	if blocks <= 0 || b != nil && b.Blocks != nil { // its anchors' blocks: the resplits keep them together
 		return ""
 	}
@@ -384,8 +393,12 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 		return pct(s.Mean) + " ± " + pct(s.Std)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Coverage over resplits: %d resplits of the test bundle, %d calibration anchors and %d held out in each, α=%v, calibration %s\n\n",
-		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode)
+	blocks := ""
+	if c.Blocks > 0 {
+		blocks = fmt.Sprintf(", halved block by block (%d blocks: each whole on one side but the one a cut divides; no band for the mean, the anchors being exchangeable only block by block)", c.Blocks)
+	}
+	fmt.Fprintf(&b, "Coverage over resplits: %d resplits of the test bundle, %d calibration anchors and %d held out in each, α=%v, calibration %s%s\n\n",
+		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode, blocks)
 	writeGrid(&b, [][]string{
 		{"Coverage", "5th percentile", "Resplits below 1 − α", "Exclusion", "Guarantee"},
 		{pm(c.Coverage), pct(c.P05), pct(c.BelowShare), pm(c.Exclusion), c.guarantee()},
