@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/percent"
 )
 
 // Bundle is an embedding bundle. Arrays are flat and row-major.
@@ -474,7 +475,8 @@ func (b *Bundle) checkPositiveLabels() error {
 
 // checkIndex checks an index array (k indices per anchor) into its pool
 // (given, or the anchors when given is nil): the pool's rows whole and
-// finite, every index within them.
+// finite, every index within them and, into the anchors, none the
+// anchor's own row.
 func checkIndex(name, poolName string, idx []int64, given, pool []float32, k, d int) error {
 	if k > 0 && len(idx)%k != 0 {
 		return fmt.Errorf("%s: %d indices are not rows of %d", name, len(idx), k)
@@ -495,6 +497,9 @@ func checkIndex(name, poolName string, idx []int64, given, pool []float32, k, d 
 				what = "the pool's"
 			}
 			return fmt.Errorf("%s[%d][%d] = %d is outside %s %d rows", name, i/k, i%k, r, what, m)
+		}
+		if given == nil && r == int64(i/k) {
+			return fmt.Errorf("%s[%d][%d] = %d names its own anchor: a row paired with itself is at distance 0 (pairs are of other rows)", name, i/k, i%k, r)
 		}
 	}
 	return nil
@@ -584,7 +589,12 @@ func FirstNonFinite(x []float32) int {
 // sharing their anchor's label (ccs bundle makes every one of a label's
 // positives of its class) is a bundle assembled wrongly — positive_index
 // and negative_index swapped, or labels of other rows — and a set
-// calibrated on it covers what it should exclude. "" otherwise, and for
+// calibrated on it covers what it should exclude. Where the positives
+// agree, half or more of the negatives (NegativeIndex into the anchors)
+// of their anchor's label is said too: ccs bundle draws none, and the
+// exclusion counts them (a few, as a few positives of other labels, may
+// be rows labelled wrongly).
+// "" otherwise, and for
 // bundles whose positives are another pool's rows (relevance pairs) or
 // written out (views).
 func (b *Bundle) PairingWarning() string {
@@ -610,6 +620,12 @@ func (b *Bundle) PairingWarning() string {
 	}
 	same, total := share(b.PositiveIndex, b.K)
 	if total == 0 || 2*same >= total {
+		if b.NegativeIndex == nil || b.Pool != nil || b.KNeg == 0 {
+			return ""
+		}
+		if nSame, nTotal := share(b.NegativeIndex, b.KNeg); nSame > 0 && 2*nSame >= nTotal {
+			return fmt.Sprintf("%d of the %d negatives (%s, rows of the anchors by negative_index) share their anchor's label — the exclusion counts them as negatives and -objective neg trains to exclude the anchor's own class; ccs bundle draws each anchor's negatives from other labels: make the bundle again, or check negative_index and labels", nSame, nTotal, percent.Format(float64(nSame)/float64(nTotal), 1))
+		}
 		return ""
 	}
 	msg := fmt.Sprintf("only %.1f%% of the positives (%d of %d, rows of the anchors by positive_index) share their anchor's label", 100*float64(same)/float64(total), same, total)

@@ -600,17 +600,20 @@ func TestOverAllClasses(t *testing.T) {
 		n, k, classes := 60+rng.IntN(200), 1+rng.IntN(4), 2+rng.IntN(4)
 		b := synthetic(rng, n, k)
 		b.Positives, b.Labels, b.PositiveIndex = nil, make([]int64, n), make([]int64, n*k)
+		byClass := make([][]int, classes)
 		for i := range n {
 			b.Labels[i] = int64(rng.IntN(classes))
+			if i < 2*classes {
+				b.Labels[i] = int64(i % classes) // every class two anchors or more
+			}
+			byClass[b.Labels[i]] = append(byClass[b.Labels[i]], i)
 		}
 		for i := range n {
-			for a := range k { // a random anchor of i's class, itself when it has none
-				j := rng.IntN(n)
-				for tries := 0; b.Labels[j] != b.Labels[i] && tries < 4*n; tries++ {
-					j = rng.IntN(n)
-				}
-				if b.Labels[j] != b.Labels[i] {
-					j = i
+			for a := range k { // a random other anchor of i's class
+				own := byClass[b.Labels[i]]
+				j := own[rng.IntN(len(own))]
+				for j == i {
+					j = own[rng.IntN(len(own))]
 				}
 				b.PositiveIndex[i*k+a] = int64(j)
 			}

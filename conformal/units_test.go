@@ -163,12 +163,12 @@ func labelBundle(rng *rand.Rand, n, k int) *bundle.Bundle {
 		own := byClass[b.Labels[i]]
 		for a := range k {
 			j := own[rng.IntN(len(own))]
-			switch rng.IntN(8) {
-			case 0: // another class's
+			for j == i { // never the anchor itself: Validate refuses it
+				j = own[rng.IntN(len(own))]
+			}
+			if rng.IntN(8) == 0 { // another class's
 				other := byClass[(b.Labels[i]+1)%3]
 				j = other[rng.IntN(len(other))]
-			case 1:
-				j = i
 			}
 			b.PositiveIndex[i*k+a] = int64(j)
 		}

@@ -655,7 +655,7 @@ def test_bundle_errors_are_the_command_s(what, arrays, shape_msg, tmp_path):
         kw["positives"] = p[:, 0]
     else:
         del kw["negatives"]
-        kw["negative_index"] = np.tile([0, 999], (200, 1))
+        kw["negative_index"] = np.tile([1, 999], (200, 1))
     np.savez(tmp_path / "bad.npz", **kw)
     cli = cli_error("calibrate", "-geometry", "ball", "-cal", tmp_path / "bad.npz", "-out", tmp_path / "s.json")
     assert cli == f"{tmp_path / 'bad.npz'}: {shape_msg}"
