@@ -506,8 +506,26 @@ func (p *reader) coordinate(row, j int) (float32, error) {
 	if err != nil || math.IsInf(float64(f), 0) { // beyond float32
 		return 0, invalid(fmt.Sprintf("%s[%d]", vectorName(row), j), "%s is not a finite float32", clip(p.token(start, end)))
 	}
+	if f == 0 && nonzeroMantissa(p.b[start:end]) { // 1e-50, 1e-400: no silent 0, as every other reader
+		return 0, invalid(fmt.Sprintf("%s[%d]", vectorName(row), j), "%s underflows to zero in float32 (smallest %g): round such values to 0 before sending, if that is what you mean", clip(p.token(start, end)), math.SmallestNonzeroFloat32)
+	}
 	p.i = end
 	return f, nil
+}
+
+// nonzeroMantissa says whether a JSON number's digits before its
+// exponent hold one that is not 0: a number that is not zero, whatever
+// it rounds to.
+func nonzeroMantissa(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case c == 'e' || c == 'E':
+			return false
+		case c >= '1' && c <= '9':
+			return true
+		}
+	}
+	return false
 }
 
 // rows reads the points: an array of at most maxPoints arrays of dim

@@ -57,6 +57,9 @@ func referenceDecode(body []byte, spec bodySpec) (request, bool) {
 			if err != nil || math.IsInf(float64(float32(v)), 0) {
 				return nil, false
 			}
+			if mant, _, _ := strings.Cut(strings.ToLower(string(x)), "e"); float32(v) == 0 && strings.Trim(mant, "-0.") != "" {
+				return nil, false // underflows to 0 in float32
+			}
 			out = append(out, float32(v))
 		}
 		return out, true
@@ -354,13 +357,13 @@ func TestDecodeRoundsAsNumPy(t *testing.T) {
 	if text == "" {
 		t.Fatal("no case: every text's own rounding is NumPy's")
 	}
-	body := []byte(`{"anchor": [` + text + `, 0], "points": [[` + text + `, 1e-46]]}`)
+	body := []byte(`{"anchor": [` + text + `, 0], "points": [[` + text + `, -0]]}`)
 	r, err := decodeRequest(body, bodySpec{fields: fieldAnchor | fieldPoints, dim: 2, maxPoints: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.anchor[0] != want || r.points[0] != want || r.points[1] != 0 {
-		t.Errorf("decoded %v, %v, want %v (float32 of the float64), and 1e-46 as 0", r.anchor, r.points, want)
+		t.Errorf("decoded %v, %v, want %v (float32 of the float64), and -0 as 0", r.anchor, r.points, want)
 	}
 	for _, big := range []string{"3.4028236e38", "1e39", "1e999"} {
 		if _, err := decodeRequest([]byte(`{"anchor": [`+big+`, 0], "points": []}`), bodySpec{fields: fieldAnchor | fieldPoints, dim: 2, maxPoints: 4}); err == nil {

@@ -371,12 +371,15 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 	q := r.URL.Query()
 	get := func(name string, def float64) (float64, error) {
-		v := q.Get(name)
-		if v == "" {
+		if !q.Has(name) {
 			return def, nil
 		}
+		v := q.Get(name)
+		if v == "" { // ?alpha_ood=: a client's variable left unset, not the default
+			return 0, badRequest(name, "empty: give a number, or leave the parameter out for %v", def)
+		}
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
+		if err != nil || strings.ContainsAny(v, "_xX") { // Go's 0x1p-4 and 1_000, which no JSON or NumPy reads
 			return 0, badRequest(name, "%s is not a number", quote(v))
 		}
 		return f, nil
