@@ -200,8 +200,8 @@ func TopKText(b eval.TopK, cal string) string {
 	if b.Whole {
 		k = fmt.Sprintf("k = all %d items (the whole space: too few calibration units for α, or positives beyond every item)", b.K)
 	}
-	return fmt.Sprintf("%s by %s (rank %d of the n=%d calibration units' ranks in the collection, %s): covers %.2f%% of the %d positives of the test bundle's first %d anchors, the set %.2f%% of the same",
-		k, by, b.Rank, b.N, cal, 100*b.Coverage, b.Positives, b.Anchors, 100*b.SetCoverage)
+	return fmt.Sprintf("%s by %s (rank %d of the n=%d calibration units' ranks in the collection, %s): covers %s of the %d positives of the test bundle's first %d anchors, the set %s of the same",
+		k, by, b.Rank, b.N, cal, Percent(b.Coverage), b.Positives, b.Anchors, Percent(b.SetCoverage))
 }
 
 // BaselinesText is the lines of the top-k baselines measured beside a
@@ -237,13 +237,17 @@ func ClassSizesText(anchors int, classes []eval.ClassSizes) string {
 // or more), named by names, against 1 − α: "0: coverage 59.19% (1−α =
 // 90.00%)", what follows "worst class " in ccs evaluate -per-class's text
 // and an evaluation's (WriteText).
+// WorstClassText says which class has the lowest coverage (eval.WorstClass
+// among the classes of eval.MinClassAnchors test anchors or more), named
+// by names, against 1 − α: what follows "worst class " in ccs evaluate
+// -per-class's text and an evaluation's (WriteText).
 func WorstClassText(classes []eval.ClassResult, names []string, alpha float64) string {
 	w, fewer := eval.WorstClass(classes, eval.MinClassAnchors)
 	among := ""
 	if fewer > 0 {
 		among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d %s fewer, whose coverage moves in steps of a few anchors)", w.Anchors, eval.MinClassAnchors, fewer, hasHave(fewer))
 	}
-	return fmt.Sprintf("%s: coverage %.2f%%%s (1−α = %.2f%%)", ClassName(names, w.Label), 100*w.Coverage, among, 100*(1-alpha))
+	return fmt.Sprintf("%s: coverage %s%s (1−α = %.2f%%)", ClassName(names, w.Label), Percent(w.Coverage), among, 100*(1-alpha))
 }
 
 // WorstLabelText says which of labels (a test bundle of several labels a
@@ -258,8 +262,8 @@ func WorstLabelText(labels []eval.LabelResult, name func(int64) string, alpha fl
 	if fewer > 0 {
 		among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d %s fewer)", eval.MinLabelPositives, fewer, hasHave(fewer))
 	}
-	return fmt.Sprintf("%s: coverage %.2f%% of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)",
-		name(w.Label), 100*w.Coverage, w.Positives, among, 100*(1-alpha))
+	return fmt.Sprintf("%s: coverage %s of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)",
+		name(w.Label), Percent(w.Coverage), w.Positives, among, 100*(1-alpha))
 }
 
 // ClassName is label l's name among names (string labels), or its
@@ -574,7 +578,7 @@ func ClassShortfalls(set *conformal.Set, test *bundle.Bundle, names []string, na
 	}
 	var parts []string
 	for _, c := range short {
-		parts = append(parts, fmt.Sprintf("%s: %d of %d %s outside (%.2f%%), probability %.2g", checkedClass(&c), c.Outside, c.Units, units, 100*float64(c.Outside)/float64(c.Units), c.P))
+		parts = append(parts, fmt.Sprintf("%s: %d of %d %s outside (%s), probability %.2g", checkedClass(&c), c.Outside, c.Units, units, Percent(float64(c.Outside)/float64(c.Units)), c.P))
 	}
 	return checks, fmt.Sprintf("%s: %s short of 1−α = %.2f%% beyond chance — %s — where anchors drawn as the calibration anchors were leave the set %.2f%% on average (each class's tail times the %d classes checked). The set's one threshold guarantees coverage over all classes, not each class's: -calibration class (calibration=\"class\" in Python) gives each class its own threshold and guarantee (docs/calibration.md)",
 		name, classes, 100*(1-set.Alpha), strings.Join(parts, "; "), 100*expected, len(checks)), nil
@@ -628,8 +632,8 @@ func shiftWhat(e *conformal.Exchangeability) string {
 		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %s on average and leave as many with probability %.2g%s%s",
 			OutsideText(e, "test"), expectedText(e), e.P, eachClass(e), otherUnits(e))
 	case w != nil && w.P < level:
-		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)%s",
-			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes, otherUnits(e))
+		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%s), with probability %.2g (its tail times the %d classes checked)%s",
+			checkedClass(w), w.Outside, w.Units, Percent(float64(w.Outside)/float64(w.Units)), w.P, e.Classes, otherUnits(e))
 	}
 	return ""
 }
@@ -645,7 +649,7 @@ func OutsideText(e *conformal.Exchangeability, split string) string {
 	if e.PairsFound > e.Units { // as the set's calibration keeps them
 		units += fmt.Sprintf(" (of %d found, kept in the classes' shares of anchors)", e.PairsFound)
 	}
-	return fmt.Sprintf("%d of %d %s, %.2f%%", e.Outside, e.Units, units, 100*float64(e.Outside)/float64(e.Units))
+	return fmt.Sprintf("%d of %d %s, %s", e.Outside, e.Units, units, Percent(float64(e.Outside)/float64(e.Units)))
 }
 
 // expectedText is the share of exchangeable units a check expects
@@ -696,8 +700,8 @@ func ShiftText(e *conformal.Exchangeability, split string) string {
 	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %s on average, as many or more with probability %.2g%s%s",
 		OutsideText(e, split), expectedText(e), e.P, eachClass(e), otherUnits(e))
 	if w := e.Worst; w != nil {
-		s += fmt.Sprintf("; the least likely class alone, %s: %d of %d (%.2f%%), probability %.2g (its tail times the %d classes)",
-			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
+		s += fmt.Sprintf("; the least likely class alone, %s: %d of %d (%s), probability %.2g (its tail times the %d classes)",
+			checkedClass(w), w.Outside, w.Units, Percent(float64(w.Outside)/float64(w.Units)), w.P, e.Classes)
 	}
 	return s
 }

@@ -152,6 +152,12 @@ type textColumn struct {
 	over      int
 	overValue string
 	overErr   error
+	// comma is the line of its first number written with a decimal comma,
+	// commaValue it, and point the line of its first written with a
+	// decimal point, or 0.
+	comma      int
+	commaValue string
+	point      int
 	// list is the length of the lists of a column of lists, one a row, or
 	// 0; listOdd is the line of a value of a column written as lists that
 	// is no list of that many numbers, listOddValue it, listOddWhy why.
@@ -548,15 +554,27 @@ func readTextEmbeddings(p, spec string, others ...otherColumn) (e bundle.Embeddi
 			index[i] = int(v)
 		}
 	}
+	// A decimal comma where the coordinates' other numbers have points:
+	// "1,500" (a thousands separator, as a spreadsheet quotes it), not 1.5.
+	point := 0
+	for _, i := range use {
+		if c := cols[i]; c.point != 0 && (point == 0 || c.point < point) {
+			point = c.point
+		}
+	}
 	// Of the values that are no coordinates, the first in the file.
 	at := 0
 	var what error
 	for _, i := range use {
 		c := cols[i]
+		if point == 0 {
+			c.comma = 0
+		}
 		for _, v := range []struct {
 			line int
 			err  error
 		}{
+			{c.comma, fmt.Errorf("%s:%d: %s holds %s, a comma in a number where the table's numbers are written with decimal points (line %d): a thousands separator? write the number without it (1500), or every number with decimal commas", p, c.comma, c.name, c.commaValue, point)},
 			{c.bad, fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (%s)", p, c.bad, c.name, c.badValue, badValueHint(c.badValue, first, header))},
 			{c.missing, fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, c.missing, c.name, c.missValue)},
 			{c.over, fmt.Errorf("%s:%d: %s holds %s, %v", p, c.over, c.name, c.overValue, c.overErr)},

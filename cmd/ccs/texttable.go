@@ -61,6 +61,12 @@ type colStats struct {
 	fraction                           bool // a number that is no integer
 	lo, hi                             float64
 	commas                             int // numbers written with a decimal comma
+	// firstComma is the line of the first number written with a decimal
+	// comma, commaValue it; firstPoint the line of the first written
+	// with a decimal point (a table with both is refused: "1,500" among
+	// points is a thousands separator, not 1.5).
+	firstComma, firstPoint int
+	commaValue             string
 	// A column of lists, one a row ("[0.1, 0.2, …]" as Polars, DuckDB,
 	// Spark and Hugging Face datasets write an embedding column, NumPy's
 	// printed array, Postgres' {…}, data.table's a|b|c): lists counts
@@ -150,6 +156,11 @@ func (b *block) add(rec []string, line int) error {
 			}
 			if comma {
 				s.commas++
+				if s.firstComma == 0 {
+					s.firstComma, s.commaValue = line, strings.Clone(strings.TrimSpace(f))
+				}
+			} else if s.firstPoint == 0 && strings.IndexByte(f, '.') >= 0 {
+				s.firstPoint = line
 			}
 			if v != math.Trunc(v) {
 				s.fraction = true
@@ -367,6 +378,12 @@ func (t *tableParse) merge(b *block) {
 		g.fraction = g.fraction || s.fraction
 		g.lo, g.hi = min(g.lo, s.lo), max(g.hi, s.hi)
 		g.commas += s.commas
+		if g.firstComma == 0 {
+			g.firstComma, g.commaValue = s.firstComma, s.commaValue
+		}
+		if g.firstPoint == 0 {
+			g.firstPoint = s.firstPoint
+		}
 	}
 }
 
@@ -411,6 +428,7 @@ func (t *tableParse) columns(cols []textColumn) {
 		c.numbers = s.firstNum != 0
 		c.missing, c.missValue = s.firstNA, s.naValue
 		c.over, c.overValue, c.overErr = s.over, s.overValue, s.overErr
+		c.comma, c.commaValue, c.point = s.firstComma, s.commaValue, s.firstPoint
 		c.integers = !s.fraction
 		c.lo, c.hi = s.lo, s.hi
 		if c.numbers && c.integers {

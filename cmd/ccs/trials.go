@@ -95,10 +95,10 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 		header = fmt.Sprintf(", its header line %q skipped", list.Header)
 	}
 	fmt.Fprintf(out.stdout, "trials     %d of %s (%s%s): %d target, %d non-target, utterances of %s\n", r.Trials, o.Trials, forms[form], header, r.Targets, r.NonTargets, o.Embeddings)
-	fmt.Fprintf(out.stdout, "miss       %.2f%% of the target trials outside the set around their enrolment (%s)\n", 100*r.Miss, missGuarantee(set))
+	fmt.Fprintf(out.stdout, "miss       %s of the target trials outside the set around their enrolment (%s)\n", experiment.Percent(r.Miss), missGuarantee(set))
 	fmt.Fprintf(out.stdout, "false acc  %s of the non-target trials inside it (exclusion %s)\n", experiment.Percent(r.FalseAcceptance), experiment.Percent(1-r.FalseAcceptance))
-	fmt.Fprintf(out.stdout, "cosine     EER %.2f%% at cos %.4f; missing as many targets as the set, cos ≥ %.4f accepts %.2f%% of the non-targets (thresholds chosen on these trials: no guarantee)\n",
-		100*r.CosineEER, r.CosineEERThreshold, r.CosineAtMiss, 100*r.CosineFalseAcceptance)
+	fmt.Fprintf(out.stdout, "cosine     EER %s at cos %.4f; missing as many targets as the set, cos ≥ %.4f accepts %s of the non-targets (thresholds chosen on these trials: no guarantee)\n",
+		experiment.Percent(r.CosineEER), r.CosineEERThreshold, r.CosineAtMiss, experiment.Percent(r.CosineFalseAcceptance))
 	wroteOut(out, o.Out)
 	for _, w := range set.Warnings() {
 		out.warn(w)
