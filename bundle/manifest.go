@@ -754,3 +754,16 @@ func OneLabelMismatch(setLabel, testLabel string) string {
 func OneLabelNote(label string) string {
 	return fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the guarantee is for anchors carrying %q", label, label)
 }
+
+// NoLabelsAdvice says how a bundle without labels gets its classes, for
+// the per-class refusals: a bundle of relevance pairs (positives of
+// another pool) from its queries' labels (ccs bundle -query-labels,
+// query_labels= in Python: -labels is refused with -pairs), any other
+// from -labels. flag is what to leave out otherwise (-per-class, or
+// per_class=True).
+func NoLabelsAdvice(b *Bundle, flag string) string {
+	if b.PositivePool != nil {
+		return fmt.Sprintf("a bundle of query–passage pairs takes its classes from its queries' labels: ccs bundle -query-labels, query_labels= in Python; or leave out %s", flag)
+	}
+	return fmt.Sprintf("ccs bundle -labels gives a bundle its classes, labels= in Python; or leave out %s", flag)
+}

@@ -341,8 +341,9 @@ func TestOptions(t *testing.T) {
 	}
 	// An int out of range: the right type, a wrong value — ValueError.
 	for _, c := range []struct{ keywords, want string }{
-		{`{"seed": -1}`, "seed: got -1, want an int ≥ 0"},
-		{`{"seed": 18446744073709551616}`, "seed: got 18446744073709551616, want an int ≥ 0"},
+		{`{"seed": -1}`, "seed: got -1, want an int from 0 to 2**64 - 1"},
+		{`{"k": 99999999999999999999}`, "k: got 99999999999999999999, want an int from -2**63 to 2**63 - 1"},
+		{`{"seed": 18446744073709551616}`, "seed: got 18446744073709551616, want an int from 0 to 2**64 - 1"},
 	} {
 		err := parseOptions(c.keywords, &m)
 		if err == nil || err.Error() != c.want || statusOf(fmt.Errorf("bundle: %w", err)) != statusValue {

@@ -22,8 +22,9 @@ func parseOptions(s string, dst any) error {
 			e := &keywordTypeError{field: field, got: te.Value, want: te.Type}
 			if n, ok := strings.CutPrefix(te.Value, "number "); ok && !strings.ContainsAny(n, ".eE") {
 				// An int out of the keyword's range (seed=-1, 2**64): the
-				// right type, a wrong value — ValueError, as k=-1's.
-				return errors.New(e.Error())
+				// right type, a wrong value — ValueError, as k=-1's — said
+				// with the range the keyword takes.
+				return fmt.Errorf("%s: got %s, want an int %s", field, n, intRange(te.Type))
 			}
 			return e
 		}
@@ -49,6 +50,21 @@ func (e *keywordTypeError) Error() string {
 		got = strings.TrimPrefix(e.got, "number ") // a fraction or an overflow: the number itself
 	}
 	return fmt.Sprintf("%s: got %s, want %s", e.field, got, typeName(e.want))
+}
+
+// intRange is the range of Go integer type t, in Python's words.
+func intRange(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	bits := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("from 0 to 2**%d - 1", bits)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fmt.Sprintf("from -2**%d to 2**%d - 1", bits-1, bits-1)
+	}
+	return "in " + t.String() + "'s range"
 }
 
 // typeName says what a keyword of Go type t takes, in Python's words.

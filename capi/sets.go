@@ -592,7 +592,7 @@ func evaluate(ctx context.Context, set *conformal.Set, test *bundleObj, o evalua
 		if err := bundle.OneLabelPerClassError(test.oneLabel, "per_class=True"); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
+		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels (%s)", name, bundle.NoLabelsAdvice(tb, "per_class=True"))
 	}
 	coll, collName, anchors, err := o.resolve("evaluate", "the set", set.Geometry.Dim(), tb.N)
 	if err != nil {

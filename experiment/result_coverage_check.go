@@ -98,7 +98,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		return nil, nil, conformal.ErrNotCalibrated
 	}
 	if perClass && !set.ClassConditional() && b.Labels == nil && b.PositiveLabelStart == nil {
-		return nil, nil, fmt.Errorf("per-class resplits: the test bundle has no labels (ccs bundle -labels gives a bundle its classes; or leave out -per-class)")
+		return nil, nil, fmt.Errorf("per-class resplits: the test bundle has no labels (%s)", bundle.NoLabelsAdvice(b, "-per-class"))
 	}
 	var r eval.ResplitResult
 	var classes, labels []eval.ClassResplit

@@ -207,7 +207,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		if err := bundle.OneLabelPerClassError(bundle.ManifestOneLabelName(o.Test, test), "-per-class"); err != nil {
 			return fmt.Errorf("%s: %w", o.Test, err)
 		}
-		return fmt.Errorf("%s: -per-class: the test bundle has no labels (ccs bundle -labels gives a bundle its classes; or leave out -per-class)", o.Test)
+		return fmt.Errorf("%s: -per-class: the test bundle has no labels (%s)", o.Test, bundle.NoLabelsAdvice(test, "-per-class"))
 	}
 	var r eval.Result
 	var classes []eval.ClassResult

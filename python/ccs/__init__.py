@@ -831,7 +831,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     opts = options(k=k, kneg=kneg, split=list(split), seed=seed,
                    ood_classes=[_class(c) for c in ood_classes],
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
-                   min_score=None if min_score is None else float(min_score),
+                   min_score=min_score,
                    pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
                    hard_candidates=hard_candidates, judged_negatives=bool(judged_negatives), label_set_names=list(set_names) if set_names is not None else None,
                    label_names=column_names,

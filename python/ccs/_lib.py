@@ -454,6 +454,8 @@ def points(x, name):
     is. An id (a string, or strings) is told to be looked up first;
     anything else is left to the library's checks. A path (an existing
     file, or a file name of an array's kind) is told to be loaded."""
+    if x is None:
+        raise TypeError(f"{name}: None: want an embedding (numbers), or points (rows of numbers)")
     if isinstance(x, os.PathLike) or isinstance(x, (str, bytes)) and (
             os.path.exists(x) or os.path.splitext(os.fsdecode(x))[1].lower() in _ARRAY_FILES):
         Lent().array(x, name)  # raises: a path, not an array
