@@ -513,7 +513,9 @@ func (cfg MakeConfig) class(c int64) string {
 	return strconv.FormatInt(c, 10)
 }
 
-// The splits a plan makes, in order.
+// The splits a plan makes, in order: each names its split wherever a
+// split is taken by number (Plan.Splits, Plan.Bundle, Plan.Arrays,
+// Plan.Indexed).
 const (
 	Fit = iota
 	Val
@@ -553,7 +555,11 @@ type SplitPlan struct {
 
 // Plan is how Items become bundles: the splits, indices only.
 type Plan struct {
-	Splits []SplitPlan // Fit, Val, Cal, Test, then OODCal and OOD when made
+	// Splits are indexed by the constants Fit, Val, Cal, Test, OODCal
+	// and OOD: Fit to Test always, then OODCal and OOD when made. A split
+	// not made before one that is (a share of 0, or the OODCal split
+	// when only OOD classes are held out) is there, Omitted.
+	Splits []SplitPlan
 	// Classes counts each split's anchors by label (nil without labels).
 	Classes  []map[int64]int
 	Warnings []string
@@ -2010,6 +2016,10 @@ func (p *Plan) addHeldOut(oodCal, ood []int, cfg MakeConfig, label func(row int)
 		if len(oodCal) < oodCalFew {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("ood-cal holds %d in-distribution inputs: a per-input OOD test calibrated on them cannot certify a false-alarm rate of 0.05 (its smallest p-value is 1/(n+1) = %.3g; 0.05 needs at least %d); raise -ood-cal-share", len(oodCal), 1/float64(len(oodCal)+1), oodCalFew))
 		}
+	} else if len(cfg.OODClasses) > 0 {
+		// Not made, but kept in its place: p.Splits[OOD] is the OOD
+		// split (Plan.Splits).
+		p.Splits = append(p.Splits, SplitPlan{Name: SplitNames[OODCal], Omitted: true})
 	}
 	if len(cfg.OODClasses) > 0 {
 		add(SplitNames[OOD], ood)
@@ -3068,21 +3078,33 @@ func (p *Plan) split(s int, rows, queries []float32, d int) (SplitPlan, []float3
 	if err := p.CheckRows(rows, queries, d); err != nil {
 		return SplitPlan{}, nil, err
 	}
-	if s < 0 || s >= len(p.Splits) {
-		made := make([]string, len(p.Splits))
-		for i, sp := range p.Splits {
-			made[i] = sp.Name
-		}
-		return SplitPlan{}, nil, fmt.Errorf("bundle: split %d: the plan made %d (%s; the ood split only with MakeConfig.OODClasses or OODRows)", s, len(p.Splits), strings.Join(made, ", "))
+	if err := p.made(s); err != nil {
+		return SplitPlan{}, nil, err
 	}
 	sp := p.Splits[s]
-	if sp.Omitted {
-		return SplitPlan{}, nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
-	}
 	if p.queries {
 		return sp, queries, nil
 	}
 	return sp, rows, nil
+}
+
+// made returns an error unless the plan made split s (one of Fit, Val,
+// Cal, Test, OODCal and OOD), naming the split and why it was not made.
+func (p *Plan) made(s int) error {
+	if s < 0 || s >= len(SplitNames) {
+		return fmt.Errorf("bundle: split %d: want one of Fit (0) to OOD (%d); the plan made %s", s, OOD, strings.Join(p.Made(), ", "))
+	}
+	if s < len(p.Splits) && !p.Splits[s].Omitted {
+		return nil
+	}
+	why := "its share is 0"
+	switch s {
+	case OODCal:
+		why = "MakeConfig.OODCalShare is 0"
+	case OOD:
+		why = "no MakeConfig.OODClasses held out"
+	}
+	return fmt.Errorf("bundle: the %s split is not made: %s", SplitNames[s], why)
 }
 
 // Bundle builds split s of the plan in memory from the embeddings (rows

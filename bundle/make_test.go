@@ -1070,6 +1070,9 @@ func TestSetLogits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for s, sp := range p.Splits {
+		if sp.Omitted {
+			continue
+		}
 		// The arrays written: the logits' rows of the split's anchors,
 		// gathered as they are written.
 		arrays, err := p.Arrays(s, rows, nil, d)
@@ -2379,18 +2382,19 @@ func TestLabelSetsOOD(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", cfg, err)
 		}
-		want := []string{"fit", "val", "cal", "test"}
+		var want []string
+		for s, share := range cfg.Split {
+			if share > 0 {
+				want = append(want, SplitNames[s])
+			}
+		}
 		if cfg.OODCalShare > 0 {
 			want = append(want, "ood-cal")
 		}
 		if len(cfg.OODClasses) > 0 {
 			want = append(want, "ood")
 		}
-		var names []string
-		for _, sp := range p.Splits {
-			names = append(names, sp.Name)
-		}
-		if !slices.Equal(names, want) {
+		if names := p.Made(); !slices.Equal(names, want) {
 			t.Fatalf("%+v: splits %v, want %v", cfg, names, want)
 		}
 		seen := map[int]string{} // each query's split
@@ -2566,9 +2570,10 @@ func TestPlanBundleRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []int{OOD, -1, 17} {
-		if _, err := p.Bundle(s, rows, nil, d); err == nil || !strings.Contains(err.Error(), "the plan made") {
-			t.Errorf("split %d: %v, want a refusal", s, err)
+	for s, want := range map[int]string{OOD: "bundle: the ood split is not made: no MakeConfig.OODClasses held out", OODCal: "bundle: the ood-cal split is not made: MakeConfig.OODCalShare is 0",
+		-1: "bundle: split -1: want one of Fit (0) to OOD (5); the plan made fit, val, cal, test", 17: "split 17: want one of"} {
+		if _, err := p.Bundle(s, rows, nil, d); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("split %d: %v, want %q", s, err, want)
 		}
 	}
 	const bad = 123
