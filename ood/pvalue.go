@@ -129,9 +129,11 @@ func (c *Calibration) betaQuantile(j int, delta float64) float64 {
 
 // exactLevel is the (1−δ)-quantile of Beta(j, n+1−j): with probability
 // 1−δ over the calibration draw, the test flagging p ≤ j/(n+1) has a
-// false-alarm rate at most this. 1 for j > n (p = 1 never flags).
+// false-alarm rate at most this. 1 for j > n (p = 1 never flags), and for
+// a δ outside 0 < δ < 1, which has no such quantile (Test.Check refuses
+// it).
 func exactLevel(n, j int, delta float64) float64 {
-	if j > n {
+	if j > n || !(delta > 0 && delta < 1) {
 		return 1
 	}
 	if j == 1 { // closed form: 1 − δ^{1/n}
@@ -165,11 +167,13 @@ type Test struct {
 }
 
 // level is the test's p-value of an input whose marginal p-value is
-// j/(n+1).
+// j/(n+1); 1 for a Delta outside 0 ≤ δ < 1 (see PValues).
 func (t Test) level(n, j int) float64 {
 	switch {
 	case t.Delta == 0:
 		return float64(j) / float64(n+1)
+	case !(t.Delta > 0 && t.Delta < 1):
+		return 1
 	case t.Simultaneous:
 		return min(1, float64(j)/float64(n+1)+t.Slack(n))
 	default:
@@ -263,7 +267,10 @@ func (t Test) String() string {
 }
 
 // PValues returns the test's p-values of scores: the marginal ones, or
-// their calibration-conditional correction.
+// their calibration-conditional correction. It does not check the test
+// (Check does, and NewConformal, With and Conformal.Answer call it): a
+// Delta outside 0 ≤ δ < 1, which no calibration draw can keep, gives
+// p-values of 1, which flag no input.
 func (t Test) PValues(c *Calibration, scores []float64) []float64 {
 	n := c.N()
 	out := make([]float64, len(scores))
@@ -287,7 +294,8 @@ func (t Test) PValues(c *Calibration, scores []float64) []float64 {
 // is flagged). For the marginal test l = ⌊Alpha·(n+1)⌋, as p = j/(n+1) ≤
 // Alpha decides it; with Delta, the rank whose p-value, the
 // calibration-conditional level, is still at most Alpha — which can be
-// more than the marginal test's rank for Delta above 1/e.
+// more than the marginal test's rank for Delta above 1/e. Like PValues it
+// does not check the test: 0 for a Delta outside 0 ≤ δ < 1.
 func (t Test) FlaggedRank(n int) int {
 	flagged := func(j int) bool {
 		if t.Delta > 0 && !t.Simultaneous {

@@ -277,12 +277,17 @@ const chunk = 1024
 // the batch by Benjamini–Hochberg on the marginal p-values. It refuses
 // what Nearest.Scores refuses (a query not of unit norm for a set of
 // unit-norm embeddings: a *conformal.NormError), naming the query by its
-// row in queries.
+// row in queries, and a Test that With refuses (Test.Check against the
+// calibration's n; ErrNoLevel for a zero one).
 func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) (*Answer, error) {
 	if c.Test.Alpha == 0 {
 		// A zero Test, which NewConformal takes to leave the level to
 		// With: at α_ood = 0 no input would ever be flagged.
 		return nil, ErrNoLevel
+	}
+	// The level as With checks it: Test is a field a caller may set.
+	if err := c.Test.Check(c.Cal.N()); err != nil {
+		return nil, err
 	}
 	d := c.Score.pool.d
 	if err := checkRows(c.Score.set, "query", "queries", queries); err != nil {
