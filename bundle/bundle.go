@@ -334,6 +334,12 @@ func gather[T any](src []T, idx []int, w int) []T {
 // name the array and the first bad element.
 func (b *Bundle) Validate() error { return b.validate(true) }
 
+// ValidateFeatures is Validate for a bundle that may hold anchors alone
+// (K = 0: features, as ReadFeatures reads them and the ood and ood-cal
+// splits are): their arrays are checked as Validate checks them, and a
+// bundle with positives is checked as Validate checks it.
+func (b *Bundle) ValidateFeatures() error { return b.validate(false) }
+
 // validate is Validate; without needPositives a bundle of anchors alone
 // (K = 0: features) is valid too.
 func (b *Bundle) validate(needPositives bool) error {

@@ -58,9 +58,18 @@ type Reference struct {
 }
 
 // NewReference draws n distinct anchors of b (seeded) as a reference pool.
+// It checks b as Calibrate checks its bundle (a bundle of anchors alone,
+// features, is taken too): one whose arrays are not the sizes its N, K and
+// D say, or hold a NaN or ±Inf, is refused, naming the array.
 func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Reference, error) {
 	if b == nil {
 		return nil, errors.New("conformal: no bundle for the reference pool (nil)")
+	}
+	// A bundle built by hand (bundle.Read and Plan.Bundle check theirs),
+	// checked as Calibrate checks it: Anchor(i) would slice past a short
+	// Anchors.
+	if err := b.ValidateFeatures(); err != nil {
+		return nil, fmt.Errorf("conformal: reference pool bundle: %w", err)
 	}
 	if n < 1 || n > b.N {
 		return nil, fmt.Errorf("conformal: reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
