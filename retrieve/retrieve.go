@@ -545,19 +545,10 @@ func Centred(s *conformal.Set, anchor []float32) (*conformal.Set, []float32) {
 // item of its own norm as an anchor, which ccs retrieve -anchor-index
 // searches around).
 func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
-	if s == nil {
-		return errors.New("retrieve: no set (nil)")
-	}
-	if !s.Calibrated() {
-		return conformal.ErrNotCalibrated
-	}
-	if err := s.OneThreshold(); err != nil {
+	if err := checkSet(s, d); err != nil {
 		return err
 	}
-	switch sd := s.Geometry.Dim(); {
-	case sd != d:
-		return conformal.DimensionErrorf("retrieve: the set has dimension %d, the collection %d", sd, d)
-	case len(anchor) != d:
+	if len(anchor) != d {
 		return conformal.DimErrorf("anchor", []int{len(anchor)}, d, "retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
 	}
 	for j, v := range anchor {
@@ -567,6 +558,25 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	}
 	if err := s.CheckNorms(anchor); err != nil {
 		return fmt.Errorf("retrieve: the anchor: %w", err)
+	}
+	return nil
+}
+
+// checkSet is CheckQuery's checks of the set against a store of dimension
+// d, before any anchor's: s is calibrated, of one threshold, and of the
+// store's dimension.
+func checkSet(s *conformal.Set, d int) error {
+	if s == nil {
+		return errors.New("retrieve: no set (nil)")
+	}
+	if !s.Calibrated() {
+		return conformal.ErrNotCalibrated
+	}
+	if err := s.OneThreshold(); err != nil {
+		return err
+	}
+	if sd := s.Geometry.Dim(); sd != d {
+		return conformal.DimensionErrorf("retrieve: the set has dimension %d, the collection %d", sd, d)
 	}
 	return nil
 }
@@ -757,6 +767,12 @@ func CountWithin(ctx context.Context, s *conformal.Set, anchors []float32, thres
 	if c == nil {
 		return nil, errNoCollection
 	}
+	if thresholds == nil {
+		thresholds = []float64{} // no anchors: still not s's own threshold (batch)
+	}
+	if err := checkSet(batchSet(s, thresholds), c.D); err != nil { // as batch: the set and the collection first
+		return nil, err
+	}
 	if c.D < 1 || len(anchors) != len(thresholds)*c.D {
 		return nil, conformal.DimensionErrorf("retrieve: %d anchor values for %d thresholds of dimension %d", len(anchors), len(thresholds), c.D)
 	}
@@ -767,6 +783,16 @@ func CountWithin(ctx context.Context, s *conformal.Set, anchors []float32, thres
 	}
 	_, counts, _, err := c.batch(ctx, s, anchors, thresholds, true, 0, nil, progress)
 	return counts, err
+}
+
+// batchSet is the set batch checks its anchors against: s, or with
+// thresholds (CountWithin's, one an anchor) a class-conditional s over
+// all its classes.
+func batchSet(s *conformal.Set, thresholds []float64) *conformal.Set {
+	if s != nil && thresholds != nil && s.ClassConditional() {
+		return s.OverAllClasses()
+	}
+	return s
 }
 
 // batch searches c around each of anchors a chunk of batchChunk items at
@@ -781,14 +807,16 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		return nil, nil, nil, errNoCollection
 	}
 	d := c.D
+	check := batchSet(s, thresholds)
+	// The set against the collection first, as Search checks them: the
+	// anchors' length is then checked against a dimension both share.
+	if err := checkSet(check, d); err != nil {
+		return nil, nil, nil, err
+	}
 	if d < 1 || len(anchors)%d != 0 {
 		return nil, nil, nil, conformal.DimensionErrorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
 	}
 	m := len(anchors) / d
-	check := s
-	if thresholds != nil && s.ClassConditional() { // CountWithin's: one threshold an anchor
-		check = s.OverAllClasses()
-	}
 	for i := range m {
 		if err := CheckQuery(check, anchors[i*d:(i+1)*d], d); err != nil {
 			if ne := (*conformal.NormError)(nil); errors.As(err, &ne) {
