@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -59,5 +60,26 @@ func TestReview50BatchNamesTheCollectionsDimension(t *testing.T) {
 				t.Errorf("%s with %d anchors of the set's dimension 4 and a collection of dimension 3: %v, want %q (Search's)", name, n, err, want)
 			}
 		}
+	}
+}
+
+// TestReview50DuplicateIntegerIDsNameTheIDs checks that a collection .npz
+// whose integer ids repeat one is refused naming the ids' array, as string
+// ids are (failed at 1c23c4e: `coll.npz: array "embeddings": retrieve:
+// collection: rows 0 and 2 have the same id 7`, the rows' array named,
+// since ReadCollection wrapped NewCollection's error, which checks the
+// ids, with the embeddings' name).
+func TestReview50DuplicateIntegerIDsNameTheIDs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "coll.npz")
+	err := bundle.WriteNPZ(p, map[string]bundle.Array{
+		"embeddings": bundle.Float32([]float32{1, 2, 3, 4, 5, 6}, 3, 2),
+		"ids":        bundle.Int64([]int64{7, 8, 7}, 3),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadCollection(p)
+	if want := p + `: array "ids": retrieve: collection: rows 0 and 2 have the same id 7`; err == nil || err.Error() != want {
+		t.Errorf("repeated integer ids: %v; want %q", err, want)
 	}
 }
