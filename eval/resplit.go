@@ -30,9 +30,11 @@ type ResplitResult struct {
 	Exclusion  Summary `json:"exclusion"`            // NaN without negatives
 	// Band is the marginal guarantee's [1−α, 1−α + 1/(n+1)] for the mean,
 	// for one positive per anchor (the marginal rank) over anchors
-	// exchangeable one by one; zero (left out) for a halving by blocks,
-	// whose anchors are exchangeable only block by block (a block of many
-	// harder anchors moved the mean 6.5 standard errors below it), and
+	// exchangeable one by one; zero (left out) for a halving by blocks
+	// (ByBlocks), whose anchors are exchangeable only block by block (a
+	// block of many harder anchors moved the mean 6.5 standard errors
+	// below it) — kept for one block, or one block an anchor, which halve
+	// the anchors uniformly at random as row by row does —, and
 	// for the other modes, whose mean is promised no band: a PAC set's lies
 	// above it by design, a pooled set's has no guarantee, and a
 	// class-conditional set's classes have each their own
@@ -54,6 +56,22 @@ type ResplitResult struct {
 	// the bundle block by block (blockOrder), as the bundles were split.
 	// 0 (left out) for a bundle split row by row.
 	Blocks int `json:"blocks,omitempty"`
+}
+
+// ByBlocks says the resplits halved the bundle by blocks that are not a
+// halving of the anchors uniformly at random: more than one block, and
+// fewer than the anchors. One block (all anchors a patient's) or one
+// block an anchor (blocks = the anchors' index) lays the anchors out in
+// a uniformly random order as row by row does, and the guarantees of
+// anchors exchangeable one by one hold for the resplits' mean.
+func (r *ResplitResult) ByBlocks() bool {
+	return r.Blocks > 1 && r.Blocks < r.NCal+r.NTest
+}
+
+// rowHalving says o halves the anchors uniformly at random, as row by row
+// (nil, one block, or one block an anchor): the band holds.
+func (o *blockOrder) rowHalving() bool {
+	return o == nil || o.n == 1 || o.n == len(o.of)
 }
 
 // blockOrder halves a bundle whose anchors record their blocks
@@ -193,7 +211,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		return ResplitResult{}, err
 	}
 	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta, Blocks: bo.blocks()}
-	if c.Mode == conformal.OnePerAnchor && bo == nil {
+	if c.Mode == conformal.OnePerAnchor && bo.rowHalving() {
 		res.Band = band(s.Alpha, nCal)
 	}
 	cov := make([]float64, resplits)
@@ -441,7 +459,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		c := classes[ci]
 		cr := classResplit(l, c.nCal, len(c.members)-c.nCal, classCov[ci], s.Alpha)
 		cr.WholeSpace = c.rank > c.nCal
-		if !cr.WholeSpace && mode == conformal.OnePerAnchor && bo == nil { // as Resplits' Band
+		if !cr.WholeSpace && mode == conformal.OnePerAnchor && bo.rowHalving() { // as Resplits' Band
 			cr.Band = band(s.Alpha, c.nCal)
 		}
 		for r := range resplits {

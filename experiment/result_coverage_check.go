@@ -394,8 +394,13 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 	}
 	var b strings.Builder
 	blocks := ""
-	if c.Blocks > 0 {
+	switch {
+	case c.ByBlocks():
 		blocks = fmt.Sprintf(", halved block by block (%d blocks: each whole on one side but the one a cut divides; no band for the mean, the anchors being exchangeable only block by block)", c.Blocks)
+	case c.Blocks == 1:
+		blocks = ", halved block by block (1 block, all anchors: a halving of the anchors uniformly at random, as row by row)"
+	case c.Blocks > 1:
+		blocks = fmt.Sprintf(", halved block by block (%d blocks of one anchor each: a halving of the anchors uniformly at random, as row by row)", c.Blocks)
 	}
 	fmt.Fprintf(&b, "Coverage over resplits: %d resplits of the test bundle, %d calibration anchors and %d held out in each, α=%v, calibration %s%s\n\n",
 		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode, blocks)
