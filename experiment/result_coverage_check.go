@@ -219,14 +219,22 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 	}
 	var b strings.Builder
 	writeGrid(&b, rows)
-	if c.Mode == conformal.Class.String() && c.Delta > 0 {
+	switch {
+	case c.ByBlocks() && c.Mode == conformal.Class.String():
+		b.WriteString("\nEach class recalibrated on its own calibration anchors of each resplit, halved block by block: no class's coverage is guaranteed here, the anchors being exchangeable only block by block; the resplits estimate the spread of each class's coverage over new groups of blocks.\n")
+		for _, n := range c.classNotes() {
+			fmt.Fprintf(&b, "%s.\n", n)
+		}
+	case c.ByBlocks():
+		b.WriteString("\nOne threshold for all classes (-calibration class gives each its own), halved block by block: no coverage is guaranteed here, over all classes or each, the anchors being exchangeable only block by block.\n")
+	case c.Mode == conformal.Class.String() && c.Delta > 0:
 		fmt.Fprintf(&b, "\nEach class recalibrated on its own calibration anchors of each resplit, PAC per class: at most δ = %.2f%% of calibration draws leave a class's true coverage below 1 − α (the last column: shares of held-out estimates, lifted above δ by their sampling error).\n", 100*c.Delta)
-	} else if c.Mode == conformal.Class.String() {
+	case c.Mode == conformal.Class.String():
 		b.WriteString("\nEach class recalibrated on its own calibration anchors of each resplit: each class's mean coverage is guaranteed ≥ 1 − α.\n")
 		for _, n := range c.classNotes() {
 			fmt.Fprintf(&b, "%s.\n", n)
 		}
-	} else {
+	default:
 		b.WriteString("\nOne threshold for all classes: the coverage over all classes is guaranteed, not each class's (-calibration class gives each its own).\n")
 	}
 	_, err := io.WriteString(w, b.String())
@@ -240,7 +248,9 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 // where the class's thresholds tie other calibration scores, and a mean
 // below 1 − α, measured in the resplits' standard errors (their
 // Monte-Carlo error: the guarantee is for the mean over all resplits,
-// which these estimate).
+// which these estimate) — but for a halving by blocks, which no
+// guarantee holds to 1 − α (the anchors exchangeable only block by
+// block): its shortfall is given in standard errors, not read as one.
 func (c *CoverageCheck) classNotes() []string {
 	var notes []string
 	pct := Percent
@@ -269,6 +279,9 @@ func (c *CoverageCheck) classNotes() []string {
 			}
 			notes = append(notes, fmt.Sprintf("%s: mean %s above its band [%s, %s] (n = %d), %.1f standard errors (%s each, over %d resplits) above the %s scores without ties give: %s%s",
 				name, pct(m), pct(k.Band[0]), pct(k.Band[1]), k.NCal, z, pct(se), k.Coverage.N, pct(untied), mcError(z, len(c.Classes)), ties))
+		case m < 1-c.Alpha && se > 0 && c.ByBlocks():
+			z := (1 - c.Alpha - m) / se
+			notes = append(notes, fmt.Sprintf("%s: mean %s, %.1f standard errors (%s each, over %d resplits) below 1 − α: no guarantee holds it there, the halving being by blocks", name, pct(m), z, pct(se), k.Coverage.N))
 		case m < 1-c.Alpha && se > 0:
 			z := (1 - c.Alpha - m) / se
 			notes = append(notes, fmt.Sprintf("%s: mean %s, %.1f standard errors (%s each, over %d resplits) below 1 − α: %s", name, pct(m), z, pct(se), k.Coverage.N, mcError(z, len(c.Classes))))
@@ -331,7 +344,11 @@ func (c *CoverageCheck) WriteLabels(w io.Writer) error {
 	}
 	var b strings.Builder
 	writeGrid(&b, rows)
-	b.WriteString("\nEach label's coverage of the held-out positives that share it with their anchor (a positive sharing several counts for each), over the resplits that hold out any (held-out anchors: those with such a positive, on average), the threshold recalibrated on each resplit: the coverage over all positives is guaranteed, not each label's.\n")
+	guaranteed := "the coverage over all positives is guaranteed, not each label's"
+	if c.ByBlocks() {
+		guaranteed = "halved block by block, no coverage is guaranteed here, over all positives or each label's"
+	}
+	fmt.Fprintf(&b, "\nEach label's coverage of the held-out positives that share it with their anchor (a positive sharing several counts for each), over the resplits that hold out any (held-out anchors: those with such a positive, on average), the threshold recalibrated on each resplit: %s.\n", guaranteed)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -339,13 +356,22 @@ func (c *CoverageCheck) WriteLabels(w io.Writer) error {
 // Texts is the check as one table.
 func (c *CoverageCheck) Texts() []Text { return []Text{c} }
 
+// BlocksGuarantee is what a coverage check halved by blocks
+// (eval.ResplitResult.ByBlocks) says in place of the calibration mode's
+// guarantee, which is over draws of anchors exchangeable one by one.
+const BlocksGuarantee = "none for a halving by blocks: the conformal guarantee is over calibration draws of exchangeable anchors, and these are exchangeable only block by block; the resplits estimate the spread of coverage a new group of blocks sees, and their mean may lie below 1 − α"
+
 // guarantee says what the calibration mode promises of the distribution.
 func (c *CoverageCheck) guarantee() string {
+	switch {
+	case c.Mode == conformal.Pooled.String():
+		return "none: pooled calibration is approximate"
+	case c.ByBlocks():
+		return BlocksGuarantee
+	}
 	switch c.Mode {
 	case conformal.PAC.String():
 		return fmt.Sprintf("at most δ = %.2f%% of calibration draws cover less than 1 − α", 100*c.Delta)
-	case conformal.Pooled.String():
-		return "none: pooled calibration is approximate"
 	case conformal.Class.String():
 		return "each class's mean over calibration draws is ≥ 1 − α"
 	}
@@ -396,7 +422,7 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 	blocks := ""
 	switch {
 	case c.ByBlocks():
-		blocks = fmt.Sprintf(", halved block by block (%d blocks: each whole on one side but the one a cut divides; no band for the mean, the anchors being exchangeable only block by block)", c.Blocks)
+		blocks = fmt.Sprintf(", halved block by block (%d blocks: each whole on one side but the one a cut divides; no band for the mean and no guarantee, the anchors being exchangeable only block by block)", c.Blocks)
 	case c.Blocks == 1:
 		blocks = ", halved block by block (1 block, all anchors: a halving of the anchors uniformly at random, as row by row)"
 	case c.Blocks > 1:

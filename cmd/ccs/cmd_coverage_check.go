@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -110,12 +111,23 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		fmt.Fprintf(out.stdout, "whole      %s\n", t)
 	}
 	fmt.Fprintf(out.stdout, "below 1−α  %s of the resplits cover less than %s\n", pct(r.BelowShare), pct(1-r.Alpha))
-	switch set.Calibration.Mode {
-	case conformal.PAC:
+	switch {
+	case r.ByBlocks():
+		fmt.Fprintf(out.stdout, "blocks     halved block by block: %d blocks, each whole on one side but the one a cut divides\n", r.Blocks)
+	case r.Blocks == 1:
+		fmt.Fprintf(out.stdout, "blocks     halved block by block: 1 block, all anchors: a halving of the anchors uniformly at random, as row by row\n")
+	case r.Blocks > 1:
+		fmt.Fprintf(out.stdout, "blocks     halved block by block: %d blocks of one anchor each: a halving of the anchors uniformly at random, as row by row\n", r.Blocks)
+	}
+	switch mode := set.Calibration.Mode; {
+	case mode != conformal.Pooled && r.ByBlocks():
+		// The modes' guarantees are over anchors exchangeable one by one.
+		fmt.Fprintf(out.stdout, "guarantee  %s (docs/your-data.md)\n", strings.ReplaceAll(experiment.BlocksGuarantee, "1 − α", "1−α"))
+	case mode == conformal.PAC:
 		fmt.Fprintf(out.stdout, "guarantee  training-conditional: at most δ = %s of calibration draws cover less than 1−α — their true coverage; the share above is of %d held-out anchors' estimates, whose own sampling error lifts it above δ for sets near 1−α (docs/calibration.md)\n", pct(r.Delta), r.NTest)
-	case conformal.Pooled:
+	case mode == conformal.Pooled:
 		fmt.Fprintf(out.stdout, "guarantee  none: pooled calibration is approximate\n")
-	case conformal.Class:
+	case mode == conformal.Class:
 		if r.Delta > 0 {
 			fmt.Fprintf(out.stdout, "guarantee  class-conditional, PAC per class: at most δ = %s of calibration draws leave a class's true coverage below 1−α (below, class by class: shares of held-out estimates, lifted above δ by their sampling error)\n", pct(r.Delta))
 			break

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// review50Blocks is blocks×per anchors at the origin of R², k positives
+// each at a distance scaled by its block's own hardness (a patient's
+// images alike), each block of one class (block%3); blocks recorded where
+// keep.
+func review50Blocks(rng *rand.Rand, blocks, per, k int, keep bool) *bundle.Bundle {
+	n := blocks * per
+	b := &bundle.Bundle{N: n, K: k, D: 2, Anchors: make([]float32, 2*n), Positives: make([]float32, 2*n*k), Labels: make([]int64, n)}
+	if keep {
+		b.Blocks = make([]int64, n)
+	}
+	for bl := range blocks {
+		scale := math.Exp(0.8 * rng.NormFloat64())
+		for j := range per {
+			i := bl*per + j
+			b.Labels[i] = int64(bl % 3)
+			if keep {
+				b.Blocks[i] = int64(bl)
+			}
+			for a := range 2 * k {
+				b.Positives[2*i*k+a] = float32(scale * rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+// TestReview50CoverageCheckBlocksText checks that ccs coverage-check on a
+// bundle whose anchors record their blocks says it halved it by its 24
+// blocks and states none of the guarantees of anchors exchangeable one by
+// one — for one positive per anchor, PAC and class-conditional sets —
+// nor reads a class's shortfall as beyond the Monte-Carlo error (failed
+// at 1c23c4e: the text never said "block", and said "at most δ = 10.00%
+// of calibration draws cover less than 1−α", "each class's mean coverage
+// over calibration draws is ≥ 1−α" and "beyond the resplits' Monte-Carlo
+// error" of a halving whose mean docs/your-data.md shows below 1−α).
+func TestReview50CoverageCheckBlocksText(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 3))
+	cal, test := review50Blocks(rng, 60, 20, 3, false), review50Blocks(rng, 24, 30, 3, true)
+	if err := bundle.WriteNPZ(filepath.Join(dir, "test.npz"), test.Arrays()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		opt  conformal.Options
+	}{
+		{"one", conformal.Options{}},
+		{"pac", conformal.Options{Mode: conformal.PAC, Delta: 0.1}},
+		{"class", conformal.Options{Mode: conformal.Class}},
+	} {
+		s, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := filepath.Join(dir, c.name+".json")
+		if err := s.Save(set); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, []string{"coverage-check", "-set", set, "-test", filepath.Join(dir, "test.npz"), "-resplits", "1000", "-seed", "1"}); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, stderr.String())
+		}
+		out := stdout.String()
+		if !strings.Contains(out, "halved block by block: 24 blocks") || !strings.Contains(out, "guarantee  none for a halving by blocks") {
+			t.Errorf("%s: halved by 24 blocks, and the text does not say so, or states a guarantee:\n%s", c.name, out)
+		}
+		for _, claim := range []string{"beyond the resplits' Monte-Carlo error", "guaranteed ≥ 1 − α", "is ≥ 1−α", "at most δ", "lies in ["} {
+			if strings.Contains(out, claim) {
+				t.Errorf("%s: a halving by blocks, yet the text says %q:\n%s", c.name, claim, out)
+			}
+		}
+	}
+}
