@@ -56,6 +56,13 @@ type ResplitResult struct {
 	// the bundle block by block (blockOrder), as the bundles were split.
 	// 0 (left out) for a bundle split row by row.
 	Blocks int `json:"blocks,omitempty"`
+	// DividedShare is, for a halving by blocks (ByBlocks), the share of
+	// the anchors that lay, on average over the resplits, in the block a
+	// cut divided (each class's cut, counting the class's rows of it, for
+	// a class-conditional set): rows that calibrate and are held out
+	// together. A block larger than a side of the cut is divided in every
+	// resplit. 0 (left out) otherwise.
+	DividedShare float64 `json:"divided_share,omitempty"`
 }
 
 // ByBlocks says the resplits halved the bundle by blocks that are not a
@@ -66,6 +73,22 @@ type ResplitResult struct {
 // anchors exchangeable one by one hold for the resplits' mean.
 func (r *ResplitResult) ByBlocks() bool {
 	return r.Blocks > 1 && r.Blocks < r.NCal+r.NTest
+}
+
+// divided is the number of members (laid out by sort) in the block the
+// cut at n divides: 0 where the cut falls between two blocks.
+func (o *blockOrder) divided(members []int, n int) int {
+	if n < 1 || n >= len(members) || o.of[members[n-1]] != o.of[members[n]] {
+		return 0
+	}
+	blk, lo, hi := o.of[members[n]], n-1, n+1
+	for lo > 0 && o.of[members[lo-1]] == blk {
+		lo--
+	}
+	for hi < len(members) && o.of[members[hi]] == blk {
+		hi++
+	}
+	return hi - lo
 }
 
 // rowHalving says o halves the anchors uniformly at random, as row by row
@@ -217,6 +240,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	cov := make([]float64, resplits)
 	exc := make([]float64, resplits)
 	tied := make([]bool, resplits)
+	divided := make([]int, resplits) // anchors in the block the cut divides
 	// Each resplit draws from its own generator (seed, r) into its own
 	// slots: they run on all cores, with the same numbers.
 	parallel.For(resplits, 4, 0, func(_, lo, hi int) {
@@ -226,6 +250,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 			perm := rng.Perm(b.N)
 			if bo != nil {
 				bo.sort(perm, bo.draw(rng))
+				divided[r] = bo.divided(perm, nCal)
 			}
 			cal = cal[:0]
 			for _, i := range perm[:nCal] {
@@ -250,6 +275,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		}
 	})
 	res.finish(cov, exc)
+	res.dividedShare(divided, b.N)
 	for _, t := range tied {
 		if t {
 			res.TiedShare++
@@ -257,6 +283,19 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	}
 	res.TiedShare /= float64(resplits)
 	return res, nil
+}
+
+// dividedShare sets DividedShare, for a halving by blocks, from each
+// resplit's anchors in divided blocks, of n.
+func (res *ResplitResult) dividedShare(divided []int, n int) {
+	if !res.ByBlocks() {
+		return
+	}
+	sum := 0
+	for _, d := range divided {
+		sum += d
+	}
+	res.DividedShare = float64(sum) / (float64(len(divided)) * float64(n))
 }
 
 // band is [1−α, 1−α + 1/(n+1)], the mean coverage's over calibration
@@ -412,6 +451,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta, Blocks: bo.blocks()}
 	cov, exc := make([]float64, resplits), make([]float64, resplits)
 	tied := make([]bool, resplits*len(classes)) // resplit r, class ci: r·len(classes) + ci
+	divided := make([]int, resplits)            // anchors in the blocks the classes' cuts divide
 	classCov := make([][]float64, len(labels))
 	for ci := range classCov {
 		classCov[ci] = make([]float64, resplits)
@@ -432,6 +472,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 				rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 				if bo != nil {
 					bo.sort(perm, place)
+					divided[r] += bo.divided(perm, c.nCal)
 				}
 				cal = cal[:0]
 				for _, i := range perm[:c.nCal] {
@@ -454,6 +495,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		}
 	})
 	res.finish(cov, exc)
+	res.dividedShare(divided, b.N)
 	var out []ClassResplit
 	for ci, l := range labels {
 		c := classes[ci]

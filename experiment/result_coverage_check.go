@@ -48,7 +48,8 @@ type CoverageCheck struct {
 	// geometry, so they say what its calibration gives, not what this
 	// threshold does: a threshold gone wrong shows here only.
 	Stored *StoredCoverage `json:"this_set,omitempty"`
-	// Warnings are what a reader of the figures must know (BlocksResplits).
+	// Warnings are what a reader of the figures must know (BlocksResplits,
+	// dividedBlocks).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -92,7 +93,8 @@ type StoredCoverage struct {
 // class with perClass (always for a class-conditional set), and the set's
 // own threshold's coverage of all of b beside them. names are string
 // labels' names (nil: none). The warnings name each class whose set is
-// the whole space in every resplit.
+// the whole space in every resplit, and a block that every resplit's cut
+// divides (dividedBlocks; kept in the result's Warnings too).
 func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, perClass bool, names []string) (*CoverageCheck, []string, error) {
 	if !set.Calibrated() {
 		return nil, nil, conformal.ErrNotCalibrated
@@ -167,6 +169,9 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 				className(names, c.Label), c.NCal, level, need, hint, pairs))
 		}
 	}
+	if w := dividedBlocks(b, check, set.ClassConditional()); w != "" {
+		warnings, check.Warnings = append(warnings, w), append(check.Warnings, w)
+	}
 	// The resplits recalibrate the geometry: they say what its calibration
 	// gives, not what this set's threshold does. That is ccs evaluate's
 	// number, kept beside them so that a threshold gone wrong (a Σ that
@@ -177,6 +182,53 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	}
 	check.Stored = &StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: set.OwnSplit(b)}
 	return check, warnings, nil
+}
+
+// dividedBlocks is the warning of a halving by blocks (c.ByBlocks) of b
+// in which a block holds more anchors than a side of the cut — of its
+// class's, each class cut on its own where classCut (a class-conditional
+// set): the cut divides it in every resplit, its rows calibrating and
+// held out together, the leak that halving by blocks is meant to keep
+// out. It names each such block's size and the share of the anchors that
+// lay in divided blocks over the resplits (c.DividedShare). "" where no
+// block is so large.
+func dividedBlocks(b *bundle.Bundle, c *CoverageCheck, classCut bool) string {
+	if !c.ByBlocks() || b.Blocks == nil || len(b.Blocks) != b.N || classCut && len(b.Labels) != b.N {
+		return ""
+	}
+	type key struct{ label, block int64 }
+	size := map[key]int{}
+	for i, v := range b.Blocks {
+		k := key{block: v}
+		if classCut {
+			k.label = b.Labels[i]
+		}
+		size[k]++
+	}
+	largest := map[int64]int{} // each class's largest block (all under 0 but where classCut)
+	for k, n := range size {
+		largest[k.label] = max(largest[k.label], n)
+	}
+	side := func(nCal, nTest int) string {
+		if nCal <= nTest {
+			return fmt.Sprintf("%d calibration anchors", nCal)
+		}
+		return fmt.Sprintf("%d held-out anchors", nTest)
+	}
+	var parts []string
+	if l := largest[0]; !classCut && l > min(c.NCal, c.NTest) {
+		parts = append(parts, fmt.Sprintf("a block holds %d of the %d anchors, more than a resplit's %s", l, c.NCal+c.NTest, side(c.NCal, c.NTest)))
+	}
+	for _, k := range c.Classes {
+		if l := largest[k.Label]; classCut && k.NCal > 0 && l > min(k.NCal, k.NTest) {
+			parts = append(parts, fmt.Sprintf("%s: a block holds %d of its %d anchors, more than a resplit's %s of the class", className(c.LabelNames, k.Label), l, k.NCal+k.NTest, side(k.NCal, k.NTest)))
+		}
+	}
+	if parts == nil {
+		return ""
+	}
+	return fmt.Sprintf("halved block by block, %s: the cut divides such a block in every resplit, its rows calibrating and held out together — what halving by blocks is meant to keep apart; on average %s of the anchors lay in a block a cut divided, and the spread over the resplits may understate the one a new group of blocks sees (a test bundle of more blocks, or smaller ones, keeps them whole)",
+		strings.Join(parts, "; "), Percent(c.DividedShare))
 }
 
 // LabelBundleResplits is what a coverage check on a label bundle says of

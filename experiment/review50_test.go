@@ -3,6 +3,7 @@ package experiment
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,4 +75,66 @@ func TestReview50BlocksGuaranteeColumn(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReview50DominantBlockWarned checks that a halving by blocks warns,
+// in the returned warnings and the result's, of a block holding more
+// anchors than a side of the cut — divided in every resplit, its rows
+// calibrating and held out together —, naming its size and the share of
+// the anchors in divided blocks, for a set of one threshold and, class by
+// class, for a class-conditional set; and that blocks all smaller than
+// either side are not warned of (failed at 1c23c4e: one block of 220 of
+// 400 anchors, 200 calibrating, and no warning mentioned blocks).
+func TestReview50DominantBlockWarned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cal, test := review50BlocksBundle(rng, 40, 25), review50BlocksBundle(rng, 20, 20)
+	check := func(name string, opt conformal.Options, b *bundle.Bundle, want string) {
+		t.Helper()
+		s, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, warnings, err := CheckCoverage(s, b, 200, 0.5, 1, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said, kept []string
+		for _, w := range warnings {
+			if strings.Contains(w, "divides such a block in every resplit") {
+				said = append(said, w)
+			}
+		}
+		for _, w := range c.Warnings {
+			if strings.Contains(w, "divides such a block in every resplit") {
+				kept = append(kept, w)
+			}
+		}
+		switch {
+		case want == "" && (said != nil || kept != nil):
+			t.Errorf("%s: no block larger than a side of the cut, yet warned: %q", name, said)
+		case want != "" && (len(said) != 1 || len(kept) != 1 || !strings.Contains(said[0], want)):
+			t.Errorf("%s: want one warning saying %q in both, got %q and %q", name, want, said, kept)
+		}
+		t.Logf("%s: divided share %.4f; %q", name, c.DividedShare, said)
+	}
+	check("blocks of 20", conformal.Options{}, test, "")
+	merged := *test
+	merged.Blocks = slices.Clone(test.Blocks)
+	for i, v := range merged.Blocks {
+		if v <= 10 { // blocks 0–10 merged into one: 220 of the 400 anchors
+			merged.Blocks[i] = 0
+		}
+	}
+	check("one threshold", conformal.Options{}, &merged, "a block holds 220 of the 400 anchors, more than a resplit's 200 calibration anchors")
+	// Class 0's blocks 0, 3, 6 and 9 merged: 80 of its 140 anchors, 70
+	// calibrating.
+	byClass := *test
+	byClass.Blocks = slices.Clone(test.Blocks)
+	for i, v := range byClass.Blocks {
+		if v <= 9 && v%3 == 0 {
+			byClass.Blocks[i] = 0
+		}
+	}
+	check("class-conditional", conformal.Options{Mode: conformal.Class}, &byClass, "class 0: a block holds 80 of its 140 anchors, more than a resplit's 70 calibration anchors of the class")
+	check("class-conditional, blocks of 20", conformal.Options{Mode: conformal.Class}, test, "")
 }

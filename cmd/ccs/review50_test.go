@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,48 @@ func TestReview50CoverageCheckBlocksText(t *testing.T) {
 				t.Errorf("%s: a halving by blocks, yet the text says %q:\n%s", c.name, claim, out)
 			}
 		}
+	}
+}
+
+// TestReview50CoverageCheckDominantBlockWarned checks that ccs
+// coverage-check warns, on stderr and in the -out document's warnings, of
+// a block holding more anchors than a side of the cut, which every
+// resplit divides (failed at 1c23c4e: a block of 390 of the 720 anchors,
+// 360 calibrating, and nothing said).
+func TestReview50CoverageCheckDominantBlockWarned(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 3))
+	cal, test := review50Blocks(rng, 60, 20, 3, false), review50Blocks(rng, 24, 30, 3, true)
+	for i, v := range test.Blocks {
+		if v <= 12 { // blocks 0–12 merged: 390 of the 720 anchors
+			test.Blocks[i] = 0
+		}
+	}
+	if err := bundle.WriteNPZ(filepath.Join(dir, "test.npz"), test.Arrays()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, conformal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if err := s.Save(set); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	doc := filepath.Join(dir, "cc.json")
+	if err := run(&stdout, &stderr, []string{"coverage-check", "-set", set, "-test", filepath.Join(dir, "test.npz"), "-resplits", "200", "-seed", "1", "-out", doc}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	const want = "a block holds 390 of the 720 anchors, more than a resplit's 360 calibration anchors"
+	if !strings.Contains(strings.Join(strings.Fields(stderr.String()), " "), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	raw, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), want) || !strings.Contains(string(raw), `"divided_share"`) {
+		t.Errorf("%s has no warning %q or no divided_share:\n%s", doc, want, raw)
 	}
 }

@@ -2031,8 +2031,13 @@ class Set(_Handle):
         coverage saying nothing; with several labels a row, label by label:
         "labels", of the held-out positives sharing each label, with
         "label_names" where the labels have names), and "this_set", what
-        this set's own threshold covers of test. A dict, field for field
-        the command's."""
+        this set's own threshold covers of test. A test bundle with
+        blocks (Bundle.blocks) is halved block by block ("blocks"; no
+        "band", and no guarantee for the resplits, but for one block or
+        one block an anchor); "divided_share" is the share of anchors in
+        the block a cut divides, on average, and a block larger than a
+        side of the cut, divided in every resplit, is warned of. A dict,
+        field for field the command's."""
         tb, close_test = _bundle_of(test, "test")
         try:
             out = loads(call_string(lib.ccs_set_coverage_check, self._handle(), tb._handle(),
