@@ -512,7 +512,8 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if err := bundle.OneLabelPerClassError(test.oneLabel, "per_class=True"); err != nil && o.PerClass && b.Labels == nil && !set.ClassConditional() {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
-	check, more, err := experiment.CheckCoverage(set, b, resplits, fraction, o.Seed, o.PerClass, names)
+	// A synchronous call (no job, no cancel token): nothing cancels it.
+	check, more, err := experiment.CheckCoverage(context.Background(), set, b, resplits, fraction, o.Seed, o.PerClass, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
@@ -616,11 +617,11 @@ func evaluate(ctx context.Context, set *conformal.Set, test *bundleObj, o evalua
 	var labels []eval.LabelResult
 	switch {
 	case byLabel:
-		r, labels, err = eval.WithLabels(set, tb)
+		r, labels, err = eval.WithLabelsContext(ctx, set, tb)
 	case o.PerClass:
-		r, classes, err = eval.WithClasses(set, tb)
+		r, classes, err = eval.WithClassesContext(ctx, set, tb)
 	default:
-		r, err = eval.Evaluate(set, tb)
+		r, err = eval.EvaluateContext(ctx, set, tb)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)

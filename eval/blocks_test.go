@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -52,7 +53,7 @@ func TestResplitsKeepBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	straddling := 0
-	res, err := resplits1(s, test, 300, 0.5, 4, func(r int, held []int, _ []float64, _ float64) {
+	res, err := resplits1(context.Background(), s, test, 300, 0.5, 4, func(r int, held []int, _ []float64, _ float64) {
 		isHeld := make([]bool, test.N)
 		for _, i := range held {
 			isHeld[i] = true

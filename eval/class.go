@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -27,11 +28,12 @@ type ClassResult struct {
 // per class, by increasing label. A class-conditional set refuses a test
 // class its calibration never saw.
 func ByClass(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
-	return byClass(s, test, nil)
+	return byClass(context.Background(), s, test, nil)
 }
 
-// byClass is ByClass, with sc (test's scores under s) counted from it.
-func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []ClassResult, error) {
+// byClass is ByClass, with sc (test's scores under s) counted from it,
+// stopped by ctx as EvaluateContext is.
+func byClass(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []ClassResult, error) {
 	if err := given(s, test); err != nil {
 		return Result{}, nil, err
 	}
@@ -87,6 +89,9 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 	parallel.For(test.N, 64, 0, func(_, lo, hi int) {
 		scores := per()
 		for i := lo; i < hi; i++ {
+			if stop(ctx, i, lo) {
+				return
+			}
 			q := thr[test.Labels[i]]
 			pos, neg := scores(i, q)
 			for _, v := range pos {
@@ -101,6 +106,9 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 			}
 		}
 	})
+	if err := ctx.Err(); err != nil {
+		return Result{}, nil, err
+	}
 	result := func(anchors, nin, nout int, logVol float64) Result {
 		r := Result{Positives: anchors * test.K, Negatives: anchors * test.KNeg, LogVolPerDim: logVol / float64(VolumeDim(s.Geometry, test.D))}
 		r.Coverage = float64(nin) / float64(r.Positives)

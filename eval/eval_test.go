@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -243,7 +244,7 @@ func TestEvaluateCounts(t *testing.T) {
 				qs = append(qs, q, q) // and a repeat
 			}
 			rng.Shuffle(len(qs), func(i, j int) { qs[i], qs[j] = qs[j], qs[i] })
-			rs, err := evaluate(g, qs, b, nil)
+			rs, err := evaluate(context.Background(), g, qs, b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -76,7 +77,7 @@ func TestImagedDecisions(t *testing.T) {
 		if imaged(g, b, qs) == nil {
 			t.Fatalf("trial %d: no imaged scores for a label bundle", trial)
 		}
-		got, err := evaluate(g, qs, b, nil)
+		got, err := evaluate(context.Background(), g, qs, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

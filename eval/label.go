@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,14 +30,17 @@ type LabelResult struct {
 // 1 − α where the whole coverage does not. A class-conditional set is
 // refused (its thresholds are by anchor label, which such bundles lack).
 func ByLabel(s *conformal.Set, test *bundle.Bundle) ([]LabelResult, error) {
-	return byLabel(s, test, nil)
+	return byLabel(context.Background(), s, test, nil)
 }
 
 // ByLabel is ByLabel(s, b), from the stored scores.
-func (sc *Scored) ByLabel() ([]LabelResult, error) { return byLabel(sc.set, sc.b, sc) }
+func (sc *Scored) ByLabel() ([]LabelResult, error) {
+	return byLabel(context.Background(), sc.set, sc.b, sc)
+}
 
-// byLabel is ByLabel, with sc (test's scores under s) counted from it.
-func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, error) {
+// byLabel is ByLabel, with sc (test's scores under s) counted from it,
+// stopped by ctx as EvaluateContext is.
+func byLabel(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, error) {
 	if err := given(s, test); err != nil {
 		return nil, err
 	}
@@ -72,11 +76,17 @@ func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, 
 			diffs := make([]float32, test.K*test.D)
 			scores := make([]float64, test.K)
 			for i := lo; i < hi; i++ {
+				if stop(ctx, i, lo) {
+					return
+				}
 				for j, v := range s.Geometry.Scores(scores, test.PositiveDiffs(diffs, i)) {
 					inside[i*test.K+j] = v <= q
 				}
 			}
 		})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	type count struct{ anchors, positives, in, last int }
 	counts := map[int64]*count{}
@@ -110,18 +120,24 @@ func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, 
 // for a geometry with a fast score, the two calls; otherwise test is
 // scored once, exactly (Score), for both.
 func WithLabels(s *conformal.Set, test *bundle.Bundle) (Result, []LabelResult, error) {
+	return WithLabelsContext(context.Background(), s, test)
+}
+
+// WithLabelsContext is WithLabels, stopping with ctx's error when ctx is
+// done, as EvaluateContext does; the numbers are WithLabels'.
+func WithLabelsContext(ctx context.Context, s *conformal.Set, test *bundle.Bundle) (Result, []LabelResult, error) {
 	if err := given(s, test); err != nil {
 		return Result{}, nil, err
 	}
 	if decisiveAt(s.Geometry) != nil || s.ClassConditional() {
-		labels, err := ByLabel(s, test) // refuses a class-conditional set
+		labels, err := byLabel(ctx, s, test, nil) // refuses a class-conditional set
 		if err != nil {
 			return Result{}, nil, err
 		}
-		r, err := Evaluate(s, test)
+		r, err := EvaluateContext(ctx, s, test)
 		return r, labels, err
 	}
-	sc, err := Score(s, test)
+	sc, err := score(ctx, s, test)
 	if err != nil {
 		return Result{}, nil, err
 	}

@@ -1,10 +1,15 @@
 package eval
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 )
@@ -100,5 +105,116 @@ func TestReview50DividedShare(t *testing.T) {
 	cr, _, err := ResplitsByClass(class, &b, 200, 0.5, 1)
 	if err != nil || !(cr.DividedShare > 0 && cr.DividedShare <= 1) {
 		t.Errorf("class path: divided share %v (%v)", cr.DividedShare, err)
+	}
+}
+
+// cancelling is a geometry that counts its Scores calls and cancels a
+// context at the first: a Ctrl-C while a judgement scores.
+type cancelling struct {
+	geometry.Geometry
+	calls  atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelling) Scores(dst []float64, diffs []float32) []float64 {
+	if c.calls.Add(1) == 1 {
+		c.cancel()
+	}
+	return c.Geometry.Scores(dst, diffs)
+}
+
+// review50Bundle is n labelled anchors of d = 4, each with 2 positives
+// and 2 negatives.
+func review50Bundle(n int) *bundle.Bundle {
+	rng := rand.New(rand.NewPCG(50, 1))
+	b := &bundle.Bundle{N: n, K: 2, KNeg: 2, D: 4, Labels: make([]int64, n)}
+	fill := func(m int) []float32 {
+		x := make([]float32, m)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		return x
+	}
+	b.Anchors, b.Positives, b.Negatives = fill(n*4), fill(n*2*4), fill(n*2*4)
+	for i := range b.Labels {
+		b.Labels[i] = int64(i % 3)
+	}
+	return b
+}
+
+// TestReview50JudgementsStopOnCancel checks that EvaluateContext,
+// WithClassesContext, WithLabelsContext's scores and the resplits
+// (ResplitsContext, ResplitsByClassContext) stop within a few chunks of
+// anchors once their context is cancelled, with its error (failed at
+// 1c23c4e: Evaluate, WithClasses and Resplits took no context, and
+// scored every anchor after a Ctrl-C: ccs evaluate went on for 4.5 s,
+// ccs coverage-check for 6.6 s, and both wrote their results).
+func TestReview50JudgementsStopOnCancel(t *testing.T) {
+	const n = 6000
+	b := review50Bundle(n)
+	// At most checkEvery anchors a goroutine after the cancel, two calls
+	// (positives, negatives) an anchor, and a chunk's start each.
+	most := int64(2 * (checkEvery + 1) * runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		name string
+		run  func(ctx context.Context, b *bundle.Bundle, g *cancelling) error
+	}{
+		{"EvaluateContext", func(ctx context.Context, b *bundle.Bundle, g *cancelling) error {
+			s := mustCalibrate(t, g.Geometry, b)
+			s.Geometry = g
+			_, err := EvaluateContext(ctx, s, b)
+			return err
+		}},
+		{"WithClassesContext", func(ctx context.Context, b *bundle.Bundle, g *cancelling) error {
+			s := mustCalibrate(t, g.Geometry, b)
+			s.Geometry = g
+			_, _, err := WithClassesContext(ctx, s, b)
+			return err
+		}},
+		{"ResplitsContext", func(ctx context.Context, b *bundle.Bundle, g *cancelling) error {
+			s := mustCalibrate(t, g.Geometry, b)
+			s.Geometry = g
+			_, err := ResplitsContext(ctx, s, b, 100, 0.5, 1)
+			return err
+		}},
+		{"ResplitsByClassContext", func(ctx context.Context, b *bundle.Bundle, g *cancelling) error {
+			s := mustCalibrate(t, g.Geometry, b)
+			s.Geometry = g
+			_, _, err := ResplitsByClassContext(ctx, s, b, 100, 0.5, 1)
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			g := &cancelling{Geometry: geometry.UnitGenBall(4, 1.5), cancel: cancel}
+			err := c.run(ctx, b, g)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s cancelled while scoring: err = %v, want context.Canceled", c.name, err)
+			}
+			if calls := g.calls.Load(); calls > most {
+				t.Errorf("%s scored %d of the %d anchors' positives and negatives (a Scores call each) after its context was cancelled at the first, want at most %d", c.name, calls, 2*n, most)
+			}
+		})
+	}
+	// The resplits themselves, b scored already: each resplit looks.
+	s := mustCalibrate(t, geometry.UnitGenBall(4, 1.5), b)
+	sc, err := Score(s, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var visits atomic.Int64
+	_, err = resplits1(ctx, s, b, 100000, 0.5, 1, func(int, []int, []float64, float64) {
+		if visits.Add(1) == 1 {
+			cancel()
+		}
+	}, sc)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("resplits cancelled at the first: err = %v, want context.Canceled", err)
+	}
+	if v, most := visits.Load(), int64(4*runtime.GOMAXPROCS(0)); v > most {
+		t.Errorf("%d of 100 000 resplits run after the context was cancelled at the first, want at most %d", v, most)
 	}
 }

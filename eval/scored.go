@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -27,6 +28,12 @@ type Scored struct {
 
 // Score scores b under s (a calibrated set of b's dimension).
 func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
+	return score(context.Background(), s, b)
+}
+
+// score is Score, stopping with ctx's error when ctx is done (looked at
+// every checkEvery anchors).
+func score(ctx context.Context, s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 	if err := given(s, b); err != nil {
 		return nil, err
 	}
@@ -44,12 +51,18 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 		pd := make([]float32, b.K*b.D)
 		nd := make([]float32, b.KNeg*b.D)
 		for i := lo; i < hi; i++ {
+			if stop(ctx, i, lo) {
+				return
+			}
 			s.Geometry.Scores(sc.pos[i*b.K:(i+1)*b.K], b.PositiveDiffs(pd, i))
 			if b.HasNegatives() {
 				s.Geometry.Scores(sc.neg[i*b.KNeg:(i+1)*b.KNeg], b.NegativeDiffs(nd, i))
 			}
 		}
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
@@ -59,6 +72,12 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 // calls, each a pass of fast scores; otherwise test is scored once,
 // exactly (Score), for both.
 func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
+	return WithClassesContext(context.Background(), s, test)
+}
+
+// WithClassesContext is WithClasses, stopping with ctx's error when ctx
+// is done, as EvaluateContext does; the numbers are WithClasses'.
+func WithClassesContext(ctx context.Context, s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
 	if err := given(s, test); err != nil {
 		return Result{}, nil, err
 	}
@@ -66,17 +85,17 @@ func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, 
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
 	}
 	if s.ClassConditional() { // Evaluate is ByClass's whole result
-		return ByClass(s, test)
+		return byClass(ctx, s, test, nil)
 	}
 	if decisiveAt(s.Geometry) != nil {
-		r, err := Evaluate(s, test)
+		r, err := EvaluateContext(ctx, s, test)
 		if err != nil {
 			return Result{}, nil, err
 		}
-		_, classes, err := ByClass(s, test)
+		_, classes, err := byClass(ctx, s, test, nil)
 		return r, classes, err
 	}
-	sc, err := Score(s, test)
+	sc, err := score(ctx, s, test)
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -92,10 +111,10 @@ func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, 
 func (sc *Scored) Evaluate() (Result, error) {
 	s := sc.set
 	if s.ClassConditional() {
-		r, _, err := byClass(s, sc.b, sc)
+		r, _, err := byClass(context.Background(), s, sc.b, sc)
 		return r, err
 	}
-	r, err := evaluateSet(s, []float64{s.Threshold}, sc.b, sc)
+	r, err := evaluateSet(context.Background(), s, []float64{s.Threshold}, sc.b, sc)
 	if err != nil {
 		return Result{}, err
 	}
@@ -104,15 +123,17 @@ func (sc *Scored) Evaluate() (Result, error) {
 
 // WithCurve is WithCurve(s, cal, b, alphas).
 func (sc *Scored) WithCurve(cal *bundle.Bundle, alphas []float64) (Result, []Point, error) {
-	return recalibrated(sc.set, cal, sc.b, alphas, true, sc)
+	return recalibrated(context.Background(), sc.set, cal, sc.b, alphas, true, sc)
 }
 
 // ByClass is ByClass(s, b).
-func (sc *Scored) ByClass() (Result, []ClassResult, error) { return byClass(sc.set, sc.b, sc) }
+func (sc *Scored) ByClass() (Result, []ClassResult, error) {
+	return byClass(context.Background(), sc.set, sc.b, sc)
+}
 
 // Resplits is Resplits(s, b, resplits, calFraction, seed).
 func (sc *Scored) Resplits(resplits int, calFraction float64, seed uint64) (ResplitResult, error) {
-	return resplits1(sc.set, sc.b, resplits, calFraction, seed, nil, sc)
+	return resplits1(context.Background(), sc.set, sc.b, resplits, calFraction, seed, nil, sc)
 }
 
 // anchorScores gives anchor i's positives' and negatives' scores (neg

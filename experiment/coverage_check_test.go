@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestCheckCoverageTooFew(t *testing.T) {
 		{0.001, "the bundle's 300 anchors are too few at this α even all together"},
 	} {
 		s := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 1, Alpha: c.alpha, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 2000, Rank: 1990}}
-		if _, _, err := CheckCoverage(s, b, 10, 0.2, 1, false, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := CheckCoverage(context.Background(), s, b, 10, 0.2, 1, false, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("α = %v: %v, want %q", c.alpha, err, c.want)
 		}
 	}

@@ -114,7 +114,7 @@ func PNorm(ctx context.Context, cfg SimConfig, ps []float64, progress func(done,
 				if err != nil {
 					return fmt.Errorf("p = %v: %w", p, err)
 				}
-				if r.cells[i].fixed, err = eval.Evaluate(set, sp.Test); err != nil {
+				if r.cells[i].fixed, err = eval.EvaluateContext(ctx, set, sp.Test); err != nil {
 					return err
 				}
 				// LogVolume(t) = d·log t + LogVolume(1): the threshold of the
@@ -122,7 +122,7 @@ func PNorm(ctx context.Context, cfg SimConfig, ps []float64, progress func(done,
 				vol := *set
 				vol.Threshold = math.Exp((target - g.LogVolume(1)) / float64(sim.Dim))
 				r.thr[i] = vol.Threshold
-				if r.cells[i].vol, err = eval.Evaluate(&vol, sp.Test); err != nil {
+				if r.cells[i].vol, err = eval.EvaluateContext(ctx, &vol, sp.Test); err != nil {
 					return err
 				}
 			}

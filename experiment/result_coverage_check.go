@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -94,8 +95,9 @@ type StoredCoverage struct {
 // own threshold's coverage of all of b beside them. names are string
 // labels' names (nil: none). The warnings name each class whose set is
 // the whole space in every resplit, and a block that every resplit's cut
-// divides (dividedBlocks; kept in the result's Warnings too).
-func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, perClass bool, names []string) (*CoverageCheck, []string, error) {
+// divides (dividedBlocks; kept in the result's Warnings too). It stops
+// with ctx's error when ctx is done (eval.ResplitsContext).
+func CheckCoverage(ctx context.Context, set *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, perClass bool, names []string) (*CoverageCheck, []string, error) {
 	if !set.Calibrated() {
 		return nil, nil, conformal.ErrNotCalibrated
 	}
@@ -107,11 +109,11 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	var err error
 	switch {
 	case perClass && b.Labels == nil && !set.ClassConditional(): // several labels a row
-		r, labels, err = eval.ResplitsByLabel(set, b, resplits, calFraction, seed)
+		r, labels, err = eval.ResplitsByLabelContext(ctx, set, b, resplits, calFraction, seed)
 	case perClass || set.ClassConditional():
-		r, classes, err = eval.ResplitsByClass(set, b, resplits, calFraction, seed)
+		r, classes, err = eval.ResplitsByClassContext(ctx, set, b, resplits, calFraction, seed)
 	default:
-		r, err = eval.Resplits(set, b, resplits, calFraction, seed)
+		r, err = eval.ResplitsContext(ctx, set, b, resplits, calFraction, seed)
 	}
 	var split *eval.ClassFractionError
 	if errors.As(err, &split) {
@@ -176,7 +178,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	// gives, not what this set's threshold does. That is ccs evaluate's
 	// number, kept beside them so that a threshold gone wrong (a Σ that
 	// saw its calibration rows) cannot hide behind a good resplit table.
-	stored, err := eval.Evaluate(set, b)
+	stored, err := eval.EvaluateContext(ctx, set, b)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -47,7 +48,7 @@ func TestReview50BlocksGuaranteeColumn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, _, err := CheckCoverage(s, test, 2000, 0.5, 1, false, nil)
+		c, _, err := CheckCoverage(context.Background(), s, test, 2000, 0.5, 1, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestReview50DominantBlockWarned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, warnings, err := CheckCoverage(s, b, 200, 0.5, 1, false, nil)
+		c, warnings, err := CheckCoverage(context.Background(), s, b, 200, 0.5, 1, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

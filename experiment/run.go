@@ -146,7 +146,7 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 	case !curve && scored != nil:
 		out.Test, err = scored.Evaluate()
 	case !curve:
-		out.Test, err = eval.Evaluate(set, sp.Test)
+		out.Test, err = eval.EvaluateContext(ctx, set, sp.Test)
 	default:
 		cal := sp.Cal
 		if m.Calibration != nil {
@@ -164,7 +164,7 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 		return out, err
 	}
 	if sp.ClassTest != nil {
-		c, err := eval.Evaluate(set, sp.ClassTest)
+		c, err := eval.EvaluateContext(ctx, set, sp.ClassTest)
 		if err != nil {
 			return out, err
 		}

@@ -39,7 +39,7 @@ func coverageCheckCommand() *command {
 		}, runCoverageCheck)
 }
 
-func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) error {
+func runCoverageCheck(ctx context.Context, o coverageCheckOptions, out *output) error {
 	if err := required("coverage-check", "set", o.Set, "test", o.Test); err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 			return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 		}
 	}
-	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)
+	check, warnings, err := experiment.CheckCoverage(ctx, set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}

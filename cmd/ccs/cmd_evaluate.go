@@ -216,11 +216,11 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		test.N, test.N*test.K, test.N*test.KNeg), 10*time.Second, 30*time.Second)
 	switch {
 	case byLabel:
-		r, labels, err = eval.WithLabels(set, test)
+		r, labels, err = eval.WithLabelsContext(ctx, set, test)
 	case o.PerClass:
-		r, classes, err = eval.WithClasses(set, test)
+		r, classes, err = eval.WithClassesContext(ctx, set, test)
 	default:
-		r, err = eval.Evaluate(set, test)
+		r, err = eval.EvaluateContext(ctx, set, test)
 	}
 	stop()
 	if err != nil {
@@ -267,6 +267,11 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 			situational = append(situational, w)
 			out.warn(w)
 		}
+	}
+	// Ctrl-C during the checks after the scores: no result, written or
+	// printed.
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	negativesAre := bundle.ManifestNegatives(o.Test, test)
 	if o.JSON || o.Out != "" {
