@@ -918,7 +918,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 		var cal []float64
 		if data.OODCal != nil {
-			if cal, err = score(data.OODCal); err != nil {
+			if cal, err = score(ctx, data.OODCal, nil); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -72,10 +72,11 @@ type OODDetection struct {
 	Seed           uint64
 	// Progress, if not nil, hears the end of each of CIDER's epochs.
 	Progress func(epoch, epochs int)
-	// Steps, if not nil, hears the baselines' long steps: the k-NN
-	// searches of KNN, COMBOOD and D-KNN (ood.Steps), and "baselines":
-	// 0 of them before the first, then done of them after each (what:
-	// the one done).
+	// Steps, if not nil, hears the long steps: each CCS row's scoring of
+	// the inputs (its name and " score": "CCS (reference) score"), the
+	// baselines' k-NN searches of KNN, COMBOOD and D-KNN (ood.Steps), and
+	// "baselines": 0 of them before the first, then done of them after
+	// each (what: the one done).
 	Steps func(step string, done, total int, what string)
 }
 
@@ -221,7 +222,15 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 			cal = set.OOD.Scores
 		}
 		start := time.Now()
-		r, err := ev.Measure(ctx, score, cal)
+		// Each row's scoring a part of Steps: the reference mode scores
+		// every input against the whole pool (15 s for 7 451 inputs, which
+		// said nothing).
+		row := ev
+		if d.Steps != nil {
+			part := name + " score"
+			row.Progress = func(done, total int) { d.Steps(part, done, total, "") }
+		}
+		r, err := row.Measure(ctx, score, cal)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -692,7 +701,7 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 		if err == nil {
 			score := ood.DetectorScore(det)
 			if calB != nil {
-				if cal, err = score(calB); errors.Is(err, ood.ErrUnavailable) {
+				if cal, err = score(ctx, calB, nil); errors.Is(err, ood.ErrUnavailable) {
 					// The calibration inputs lack what the score reads (their
 					// logits, said above): its AUROC and FPR95 stand, without
 					// the conformal test's columns.

@@ -228,7 +228,7 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 		var cal []float64
 		if test {
 			var err error
-			if cal, err = score(sp.Cal); err != nil {
+			if cal, err = score(ctx, sp.Cal, nil); err != nil {
 				return m, nil, err
 			}
 		}

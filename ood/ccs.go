@@ -1,11 +1,13 @@
 package ood
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -27,6 +29,13 @@ import (
 // spread out the evaluated sample is, so it compares one sample with
 // another rather than one input with the training distribution.
 func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
+	return ccsBatch(context.Background(), s, b, nil)
+}
+
+// ccsBatch is CCSBatch, stopping with ctx's error when ctx is done and
+// telling progress (when not nil) the anchors scored, a chunk at a time
+// (tell).
+func ccsBatch(ctx context.Context, s *conformal.Set, b *bundle.Bundle, progress func(done, total int)) ([]float64, error) {
 	if err := checkSet(s, b.D); errors.Is(err, conformal.ErrDimension) {
 		return nil, conformal.DimErrorf("bundle", []int{b.N, b.D}, s.Geometry.Dim(), "ood: the set has dimension %d, the embeddings %d (the bundle's)", s.Geometry.Dim(), b.D)
 	} else if err != nil {
@@ -43,14 +52,40 @@ func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
 	}
 	q := s.Threshold
 	out := make([]float64, b.N)
+	told := tell(progress, b.N)
 	parallel.For(b.N, 64, 0, func(_, lo, hi int) {
+		if ctx.Err() != nil {
+			return
+		}
 		nd := make([]float32, b.KNeg*b.D)
 		sc := make([]float64, b.KNeg)
 		for i := lo; i < hi; i++ {
 			out[i] = -mean(s.Geometry.Scores(sc, b.NegativeDiffs(nd, i))) / q
 		}
+		told(hi - lo)
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// tell is a chunk's report to progress (nil: none) of total inputs: each
+// call adds its chunk's inputs to the count and tells progress, one
+// goroutine at a time (ood.Steps' rule), so that the counts it hears
+// only grow.
+func tell(progress func(done, total int), total int) func(n int) {
+	if progress == nil {
+		return func(int) {}
+	}
+	var mu sync.Mutex
+	done := 0
+	return func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		done += n
+		progress(done, total)
+	}
 }
 
 // BatchNegatives is how many negatives CCSBatch draws for each anchor of a
@@ -87,6 +122,15 @@ func withBatchNegatives(b *bundle.Bundle) *bundle.Bundle {
 // scored with the set's reference pool of in-distribution embeddings as its
 // negatives, so a query's score depends on nothing but the query.
 func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
+	return ccsReference(context.Background(), s, queries, nil)
+}
+
+// ccsReference is CCSReference, stopping with ctx's error when ctx is
+// done and telling progress (when not nil) the queries scored, a chunk of
+// 16 at a time: each query is scored against the whole pool (7 451 inputs
+// against 500 rows at d = 128 took 15 s on 2 shared cores, silent and
+// deaf to Ctrl-C before it looked).
+func ccsReference(ctx context.Context, s *conformal.Set, queries []float32, progress func(done, total int)) ([]float64, error) {
 	if s.Reference == nil {
 		return nil, errors.New("ood: the set has no reference pool (ccs calibrate -reference N; reference= in Python; conformal.NewReference in Go)")
 	}
@@ -100,7 +144,11 @@ func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 	n, ref, m := len(queries)/d, s.Reference.Rows, s.Reference.N
 	q := s.Threshold
 	out := make([]float64, n)
+	told := tell(progress, n)
 	parallel.For(n, 16, 0, func(_, lo, hi int) {
+		if ctx.Err() != nil {
+			return
+		}
 		diffs := make([]float32, m*d)
 		sc := make([]float64, m)
 		for i := lo; i < hi; i++ {
@@ -113,7 +161,11 @@ func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 			}
 			out[i] = -mean(s.Geometry.Scores(sc, diffs)) / q
 		}
+		told(hi - lo)
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for i, v := range out {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("ood: query %d has CCS score %v (a non-finite coordinate?)", i, v)

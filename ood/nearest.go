@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -74,6 +75,40 @@ func (n *Nearest) Scores(queries []float32) ([]float64, error) {
 		return nil, err
 	}
 	return n.scores(queries)
+}
+
+// scoreChunk is the number of inputs the per-input score of a CCS row
+// (CCS's PerInput) scores between two looks at its context: 256 queries
+// against a pool of 2 000 rows at d = 768 are about half a second on 2
+// cores.
+const scoreChunk = 256
+
+// scoresContext is Scores a chunk of scoreChunk queries at a time,
+// stopping with ctx's error when ctx is done and telling progress (when
+// not nil) the queries scored after each chunk: each query's score is its
+// own, whatever chunk it is scored in.
+func (n *Nearest) scoresContext(ctx context.Context, queries []float32, progress func(done, total int)) ([]float64, error) {
+	if err := checkRows(n.set, "query", "queries", queries); err != nil {
+		return nil, err
+	}
+	d := n.pool.d
+	m := len(queries) / d
+	out := make([]float64, 0, m)
+	for lo := 0; lo < m; lo += scoreChunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(m, lo+scoreChunk)
+		s, err := n.scores(queries[lo*d : hi*d])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s...)
+		if progress != nil {
+			progress(hi, m)
+		}
+	}
+	return out, nil
 }
 
 // scores is Scores of rows checkRows has taken.

@@ -176,8 +176,10 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		}
 		bar := newProgress(out, o.Quiet, "CIDER epoch")
 		d.Progress = func(e, n int) { bar.step(e, n, "") }
-		d.Steps = newParts(out, o.Quiet).step
 	}
+	// Each CCS row's scoring and each of the baselines' searches: a line
+	// off a terminal for a part that took a second or more.
+	d.Steps = newParts(out, o.Quiet).step
 	t, warnings, err := experiment.DetectOOD(ctx, d)
 	for _, w := range warnings {
 		out.warn(w)

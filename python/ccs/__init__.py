@@ -1432,7 +1432,8 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
     set's per-input test (a set calibrated with ood_cal): its false-alarm
     rate and the shift warning on a new source's inputs (no baselines: they
     are measured against an OOD sample). progress: a callable, given a dict (part, done, total, what)
-    after each of CIDER's epochs (part "cider"), along each
+    along each CCS row's scoring of the inputs (part "CCS (batch) score",
+    "CCS (reference) score", …), after each of CIDER's epochs (part "cider"), along each
     k-NN search of KNN, COMBOOD and D-KNN (part "KNN score", "D-KNN fit:
     principal space", …: at most every 0.1 s, and at its end) and after
     each baseline (part "baselines"), or a tqdm bar (reset at each part). It runs on the
