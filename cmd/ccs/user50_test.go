@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,31 +33,6 @@ func TestUser50ThousandsAmongPointsRefused(t *testing.T) {
 	}
 }
 
-// user50Blocks is blocks×per anchors at the origin of R², k positives each at
-// a distance scaled by its block's own hardness (a patient's images alike),
-// each block of one class (block%3); blocks recorded where keep.
-func user50Blocks(rng *rand.Rand, blocks, per, k int, keep bool) *bundle.Bundle {
-	n := blocks * per
-	b := &bundle.Bundle{N: n, K: k, D: 2, Anchors: make([]float32, 2*n), Positives: make([]float32, 2*n*k), Labels: make([]int64, n)}
-	if keep {
-		b.Blocks = make([]int64, n)
-	}
-	for bl := range blocks {
-		scale := math.Exp(0.8 * rng.NormFloat64())
-		for j := range per {
-			i := bl*per + j
-			b.Labels[i] = int64(bl % 3)
-			if keep {
-				b.Blocks[i] = int64(bl)
-			}
-			for a := range 2 * k {
-				b.Positives[2*i*k+a] = float32(scale * rng.NormFloat64())
-			}
-		}
-	}
-	return b
-}
-
 // TestUser50TrialsMissPercent (failed at 1c23c4e): commit 9120cbab ("no rate short of 100% printed
 // as 100.00%", percent.Format: "nor one above 0% down to it") says the
 // trials' report uses Percent, yet its miss line — the rate the set's
@@ -69,7 +43,7 @@ func TestUser50TrialsMissPercent(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	rng := rand.New(rand.NewPCG(5, 5))
-	cal := user50Blocks(rng, 50, 20, 1, false)
+	cal := review50Blocks(rng, 50, 20, 1, false)
 	s, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, conformal.Options{})
 	if err != nil {
 		t.Fatal(err)
