@@ -702,6 +702,11 @@ func TestFromArraysSides(t *testing.T) {
 		{"positive index misnamed", with(map[string]Array{"positive_indx": i64(n, k)}), `array "positives" (or "positive_index") is missing: a bundle needs each anchor's positives; "positive_indx" is no bundle's array: did you mean "positive_index"?; ccs bundle makes them`},
 		{"positives misnamed", with(map[string]Array{"positive": f32(n, k, d)}), `"positive" is no bundle's array: did you mean "positives"?`},
 		{"nothing near", map[string]Array{"x": f32(n, d), "index": i64(n, k)}, `array "anchors" is missing (have [index x]): a bundle holds`},
+		// Blocks and indices into the anchors that no bundle holds.
+		{"blocks of another n", with(map[string]Array{"positives": f32(n, k, d), "blocks": Int64([]int64{1, 2}, 2)}), `"blocks"`},
+		{"negative blocks", with(map[string]Array{"positives": f32(n, k, d), "blocks": Int64([]int64{0, -1, 1}, n)}), `"blocks"`},
+		{"a positive naming its anchor", with(map[string]Array{"positive_index": Int64([]int64{1, 2, 1, 0, 0, 1}, n, k)}), "positive_index[1][0] = 1 names its own anchor"},
+		{"a negative naming its anchor", with(map[string]Array{"positives": f32(n, k, d), "negative_index": Int64([]int64{1, 2, 2}, n, 1)}), "negative_index[2][0] = 2 names its own anchor"},
 	} {
 		b, err := FromArrays(c.arrays)
 		switch {
@@ -751,8 +756,14 @@ func TestPairingWarningNegatives(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, w, c.want)
 		}
 	}
-	unlabelled := base([]int64{1, 0, 3, 2})
-	unlabelled.Labels = []int64{0, -1, 1, -1}
+	// Unlabelled anchors' negatives (unlabelled too: the same -1, which
+	// no class is) are not counted.
+	unlabelled := &Bundle{N: 6, D: 1, K: 1, KNeg: 1,
+		Anchors:       []float32{0, 0.1, 5, 5.1, 9, 9.1},
+		Labels:        []int64{-1, -1, -1, -1, 0, 0},
+		PositiveIndex: []int64{1, 0, 3, 2, 5, 4},
+		NegativeIndex: []int64{1, 0, 3, 2, 0, 1},
+	}
 	if w := unlabelled.PairingWarning(); strings.Contains(w, "negatives (") {
 		t.Errorf("negatives without labels: %q, want none said", w)
 	}

@@ -480,32 +480,27 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 			}
 			return v, true, nil
 		}
-		v, ok := m[id]
-		if !ok {
-			// Spaces around an id (a pandas column read with them, a
-			// list of tuples) are no part of it, as a text file's fields
-			// are read trimmed.
-			if t := strings.TrimSpace(id); t != id {
-				if v, ok = m[t]; ok {
-					return v, true, nil
-				}
-				id = t
-			}
-			if given, near := p.foldedID(id, m, what); near && p.caseOnly == 0 {
-				p.caseOnly, p.firstCase = 1, fmt.Sprintf("%s id %q, given as %q", what, id, given)
-			} else if near {
-				p.caseOnly++
-			}
-			if p.Unknown++; p.First == "" {
-				p.First = what + " id " + strconv.Quote(id)
-			}
-			if what == "query" {
-				p.unknownQuery(id)
-			} else {
-				p.unknownRow(id)
-			}
+		// Spaces around an id (a pandas column read with them, a list of
+		// tuples) are no part of it, as a text file's fields are read
+		// trimmed (lookup).
+		if v, ok := p.lookup(id, m); ok {
+			return v, true, nil
 		}
-		return v, ok, nil
+		id = strings.TrimSpace(id)
+		if given, near := p.foldedID(id, m, what); near && p.caseOnly == 0 {
+			p.caseOnly, p.firstCase = 1, fmt.Sprintf("%s id %q, given as %q", what, id, given)
+		} else if near {
+			p.caseOnly++
+		}
+		if p.Unknown++; p.First == "" {
+			p.First = what + " id " + strconv.Quote(id)
+		}
+		if what == "query" {
+			p.unknownQuery(id)
+		} else {
+			p.unknownRow(id)
+		}
+		return 0, false, nil
 	}
 	q, okQ, err := side(query, p.queries, "query")
 	if err == nil && !okQ && p.queries != nil && p.rows != nil {

@@ -78,27 +78,27 @@ func (n *Nearest) Scores(queries []float32) ([]float64, error) {
 }
 
 // scoreChunk is the number of inputs the per-input score of a CCS row
-// (CCS's PerInput) scores between two looks at its context: 256 queries
-// against a pool of 2 000 rows at d = 768 are about half a second on 2
-// cores.
+// (CCS's PerInput) scores between two looks at its context: a fourth of
+// Answer's chunk, for ccs ood's progress lines and Ctrl-C.
 const scoreChunk = 256
 
-// scoresContext is Scores a chunk of scoreChunk queries at a time,
-// stopping with ctx's error when ctx is done and telling progress (when
-// not nil) the queries scored after each chunk: each query's score is its
-// own, whatever chunk it is scored in.
-func (n *Nearest) scoresContext(ctx context.Context, queries []float32, progress func(done, total int)) ([]float64, error) {
+// scoresContext is Scores a chunk of per queries at a time (scoreChunk
+// for a CCS row, chunk for Conformal.Answer), stopping with ctx's error
+// when ctx is done and telling progress (when not nil) the queries scored
+// after each chunk: each query's score is its own, whatever chunk it is
+// scored in.
+func (n *Nearest) scoresContext(ctx context.Context, queries []float32, per int, progress func(done, total int)) ([]float64, error) {
 	if err := checkRows(n.set, "query", "queries", queries); err != nil {
 		return nil, err
 	}
 	d := n.pool.d
 	m := len(queries) / d
 	out := make([]float64, 0, m)
-	for lo := 0; lo < m; lo += scoreChunk {
+	for lo := 0; lo < m; lo += per {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		hi := min(m, lo+scoreChunk)
+		hi := min(m, lo+per)
 		s, err := n.scores(queries[lo*d : hi*d])
 		if err != nil {
 			return nil, err

@@ -100,7 +100,7 @@ func CCS(s *conformal.Set, m Mode, near *Nearest) (Score, error) {
 			return nil, fmt.Errorf("ood: the per-input score needs its pool (NewNearest)")
 		}
 		return func(ctx context.Context, b *bundle.Bundle, progress func(done, total int)) ([]float64, error) {
-			return near.scoresContext(ctx, b.Anchors, progress)
+			return near.scoresContext(ctx, b.Anchors, scoreChunk, progress)
 		}, nil
 	}
 	return nil, fmt.Errorf("ood: unknown mode %v", m)
@@ -344,22 +344,11 @@ func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) 
 	if err := c.Test.Check(c.Cal.N()); err != nil {
 		return nil, err
 	}
-	d := c.Score.pool.d
-	if err := checkRows(c.Score.set, "query", "queries", queries); err != nil {
+	scores, err := c.Score.scoresContext(ctx, queries, chunk, nil)
+	if err != nil {
 		return nil, err
 	}
-	m := len(queries) / d
-	scores := make([]float64, 0, m)
-	for lo := 0; lo < m; lo += chunk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s, err := c.Score.scores(queries[lo*d : min(m, lo+chunk)*d])
-		if err != nil {
-			return nil, err
-		}
-		scores = append(scores, s...)
-	}
+	m := len(scores)
 	p := c.Test.PValues(c.Cal, scores)
 	a := &Answer{Results: make([]Result, m)}
 	for i := range m {

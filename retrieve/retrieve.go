@@ -556,6 +556,12 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	if err := checkSet(s, d); err != nil {
 		return err
 	}
+	return checkAnchor(s, anchor, d)
+}
+
+// checkAnchor is CheckQuery's checks of the anchor, for a set checkSet
+// has taken: its dimension, finite coordinates and norm.
+func checkAnchor(s *conformal.Set, anchor []float32, d int) error {
 	if len(anchor) != d {
 		return conformal.DimErrorf("anchor", []int{len(anchor)}, d, "retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
 	}
@@ -825,8 +831,8 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		return nil, nil, nil, conformal.DimensionErrorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
 	}
 	m := len(anchors) / d
-	for i := range m {
-		if err := CheckQuery(check, anchors[i*d:(i+1)*d], d); err != nil {
+	for i := range m { // the set checked above, once
+		if err := checkAnchor(check, anchors[i*d:(i+1)*d], d); err != nil {
 			if ne := (*conformal.NormError)(nil); errors.As(err, &ne) {
 				at := *ne // the anchor's row of the batch, not of its one row
 				at.Row = i

@@ -233,6 +233,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"points": [[1, 2, 3], null]}`, 422, "points[1]", "null: want an array of 3 numbers"},
 		{`{"points": [[1, NaN, 3]]}`, 422, "points[0][1]", "NaN is not a finite number (Python's json.dumps writes NaN and ±Infinity"},
 		{`{"points": [[1, -Infinity, 3]]}`, 422, "points[0][1]", "-Infinity is not a finite number"},
+		{`{"points": [[1, 1e-50, 3]]}`, 422, "points[0][1]", "1e-50 underflows to zero in float32"},
 		{`{"points": [[1, null, 3]]}`, 422, "points[0][1]", "null is not a number"},
 		{`{"anchor": [1, 2, null]}`, 422, "anchor[2]", "null is not a number"},
 		{`{"points": [[1, 2]]}`, 422, "points[0]", "has 2 coordinates, the set's dimension is 3"},

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ccsets/ccs/internal/percent"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -30,6 +29,7 @@ import (
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/hugepage"
 	"github.com/ccsets/ccs/internal/parallel"
+	"github.com/ccsets/ccs/internal/percent"
 	"github.com/ccsets/ccs/objective"
 
 	"github.com/ccsets/ccs/internal/enum"

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/ccsets/ccs/internal/percent"
 	"math"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/ccsets/ccs/internal/percent"
 	"github.com/ccsets/ccs/train"
 )
 
