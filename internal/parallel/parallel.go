@@ -60,20 +60,29 @@ func For(n, chunk, workers int, f func(c, lo, hi int)) {
 // after it began (the 90th percentile), 27 ms in all; watching, 4% and 2
 // µs, 9 ms in all, and the twenty epochs took 339 ms instead of 388. Four
 // alternating runs of ten epochs: generalized 16.3–17.9 ms against
-// 17.8–21.1, single-norm 77.7–86.6 ms against 82.9–93.7. Narrow calls
-// sleep at once, as idle workers do after short spins, so that processes
-// sharing two cores do not spin against each other.
+// 17.8–21.1, single-norm 77.7–86.6 ms against 82.9–93.7.
+//
+// Narrow calls watch for spinShort only, as idle workers do, so that
+// processes sharing two cores do not spin against each other for long.
+// They used to sleep at once; on a 2-vCPU AMD EPYC (a virtual machine) the
+// woken caller then ran 10–50 µs late, often after its worker's short
+// spin had run out, so that the next call woke the worker too: calls of
+// 48 chunks of 25 µs on two threads took 35–60 µs more than their share
+// of the work (serial parts of 0–60 µs between calls), watching 25–35 µs
+// (BenchmarkCallOverhead).
 func (j *job) wait() {
+	limit := spinShort
 	if j.invited >= longSpinners {
-		start := time.Now()
-		for i := 0; j.done.Load() < j.nc; i++ {
-			if i%64 == 63 {
-				if time.Since(start) > callerSpin {
-					break
-				}
-				if i%yieldEvery == yieldEvery-1 {
-					runtime.Gosched()
-				}
+		limit = callerSpin
+	}
+	start := time.Now()
+	for i := 0; j.done.Load() < j.nc; i++ {
+		if i%64 == 63 {
+			if time.Since(start) > limit {
+				break
+			}
+			if i%yieldEvery == yieldEvery-1 {
+				runtime.Gosched()
 			}
 		}
 	}

@@ -167,6 +167,30 @@ func benchWork(b *testing.B) {
 
 func BenchmarkForWork(b *testing.B) { benchWork(b) }
 
+// BenchmarkCallOverhead is what a call of two goroutines costs beyond its
+// share of the work: 48 tasks of 25 µs each (a generalized-ball step's
+// call at d = 128) and a serial part between calls, reported as
+// overhead-µs/call (wall time less 24 tasks and the serial part). Half a
+// task (12.5 µs) is the unevenness of the last chunks; the rest is
+// hand-over: callers and workers waking late.
+func BenchmarkCallOverhead(b *testing.B) {
+	busy := func(d time.Duration) {
+		for start := time.Now(); time.Since(start) < d; {
+		}
+	}
+	const task = 25 * time.Microsecond
+	for _, serial := range []time.Duration{0, 20 * time.Microsecond, 60 * time.Microsecond} {
+		b.Run("serial="+serial.String(), func(b *testing.B) {
+			for b.Loop() {
+				Tasks(48, 2, func(int) { busy(task) })
+				busy(serial)
+			}
+			ideal := time.Duration(b.N) * (24*task + serial)
+			b.ReportMetric(float64(b.Elapsed()-ideal)/float64(b.N)/1e3, "overhead-µs/call")
+		})
+	}
+}
+
 // TestTasksTailGetsIdleWorkers: a task still running when the other tasks
 // are done gets a pool worker they freed for its loops (the table runner's
 // long last run, a training run calling For every step), instead of
