@@ -22,7 +22,7 @@ here. It prints:
     these delays summed over the calls (the caller's and the first other
     goroutine's: time the call's first two goroutines spent not on it).
 
-Times are in microseconds: p10 / p50 / p90 / max.
+Times are in microseconds: p10 / p50 / p90 / max, with their count and sum.
 """
 import argparse
 import bisect
@@ -40,7 +40,7 @@ def quant(xs):
         return "-"
     s = sorted(xs)
     q = lambda p: s[int(p * (len(s) - 1))]
-    return "%.1f / %.1f / %.1f / %.1f (n %d)" % (q(.1), q(.5), q(.9), s[-1], len(s))
+    return "%.1f / %.1f / %.1f / %.1f (n %d, sum %.1f ms)" % (q(.1), q(.5), q(.9), s[-1], len(s), sum(s) / 1e3)
 
 
 def main(lines):

@@ -13,8 +13,9 @@
 //     geometry's score) at 2 and NumCPU threads (or the -threads counts);
 //   - the machine's own ceilings for the training's speedup (-parts
 //     ceiling): the generalized epoch's kernel on data each thread keeps in
-//     its L1 cache, and the memory's read rate over as many bytes as the
-//     training's rows, at the -threads counts.
+//     its L1 cache, the memory's read rate over as many bytes as the
+//     training's rows, and each geometry's training steps on threads that
+//     share nothing (each its own batches), at the -threads counts.
 //
 // It prints a table and, with -json FILE, writes the figures as JSON.
 //
@@ -30,6 +31,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -195,7 +197,7 @@ func run(w io.Writer, o options, jsonOut string) error {
 		case "ood":
 			figs, err = oodFigures(o)
 		case "ceiling":
-			figs = ceilingFigures(o)
+			figs, err = ceilingFigures(o)
 		default:
 			err = fmt.Errorf("unknown part %q (train, retrieve, ood, ceiling)", p)
 		}
@@ -507,7 +509,7 @@ func oodFigures(o options) ([]Figure, error) {
 // share a core's units (SMT, or a hypervisor's vCPUs on one physical core)
 // or its clock. The thread counts take turns, rep by rep, so that a shared
 // machine's load falls on all alike.
-func ceilingFigures(o options) []Figure {
+func ceilingFigures(o options) ([]Figure, error) {
 	const calls = 500_000 // about 50 ms at d = 128 on one Zen 4 core
 	d := o.d
 	rows := make([][5][]float32, slices.Max(o.threads))
@@ -530,7 +532,70 @@ func ceilingFigures(o options) []Figure {
 			sink[g] = s
 		})
 	}, fmt.Sprintf("ExpRow d=%d in L1", d), true)
-	return append(figs, readFigures(o)...)
+	figs = append(figs, readFigures(o)...)
+	steps, err := stepsFigures(o)
+	return append(figs, steps...), err
+}
+
+// stepsFigures measures each training geometry's steps on threads that
+// share nothing: T goroutines, each with its own objective.Evaluator of
+// one worker, run every T-th batch of an epoch (batch 256, Neg+Vol, the
+// prepared rows of the training figures' split, the parameters held
+// fixed), so that the T threads do one epoch's steps between them without
+// a hand-over inside a step. The speedup over one thread is what the
+// training's epoch could reach on this machine; the gap between it and
+// the train figure's is what sharing each step costs (the calls' hand-
+// overs, the step's serial part), the gap below T× what the machine does
+// (cores sharing units, caches or memory).
+func stepsFigures(o options) ([]Figure, error) {
+	fit := sim.Gauss(rand.New(rand.NewPCG(1, 1)), o.n, o.k, o.d)
+	order := rand.New(rand.NewPCG(3, 3)).Perm(fit.N)
+	const batch = 256
+	var figs []Figure
+	for _, name := range o.geometries {
+		kind, err := geometry.ParseKind(name)
+		if err != nil {
+			return nil, err
+		}
+		g, _, err := geometry.Initial(kind, o.d)
+		if err != nil {
+			return nil, err
+		}
+		pos, neg := make([]float32, fit.N*fit.K*fit.D), make([]float32, fit.N*fit.KNeg*fit.D)
+		pw, nw := fit.K*fit.D, fit.KNeg*fit.D
+		for i := range fit.N {
+			fit.PositiveDiffs(pos[i*pw:(i+1)*pw], i)
+			fit.NegativeDiffs(neg[i*nw:(i+1)*nw], i)
+		}
+		gp, prepared := g.(geometry.Prepared)
+		if prepared {
+			gp.Prepare(pos, pos)
+			gp.Prepare(neg, neg)
+		}
+		most := slices.Max(o.threads)
+		evs, grads, errs := make([]*objective.Evaluator, most), make([][]float64, most), make([]error, most)
+		for w := range evs {
+			if evs[w], err = objective.New(objective.Config{Objective: objective.NegVol, Workers: 1}); err != nil {
+				return nil, err
+			}
+			grads[w] = make([]float64, g.NumParams())
+		}
+		figs = append(figs, inTurns(o.threads, o.epochs, func(t int) float64 {
+			return onGoroutines(t, func(w int) {
+				for b := w; b*batch < fit.N; b += t {
+					bt := objective.Batch{Pos: pos, Neg: neg, Prepared: prepared, Anchors: order[b*batch : min(fit.N, (b+1)*batch)],
+						PosPer: fit.K, NegPer: fit.KNeg}
+					if _, err := evs[w].Eval(g, bt, objective.Grads{Params: grads[w]}); err != nil && errs[w] == nil {
+						errs[w] = err
+					}
+				}
+			})
+		}, name+" steps apart", false)...)
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("%s steps: %w", name, err)
+		}
+	}
+	return figs, nil
 }
 
 // readFigures measures the memory's read rate at the -threads counts: one
