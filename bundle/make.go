@@ -3178,8 +3178,12 @@ func (p *Plan) blocksOf(rows []int) []int64 {
 // labels and positive and negative indices, its anchors empty and its
 // pools empty too (but not nil where the split has pools of its own, as
 // Bundle makes them): for what depends on the pairing alone
-// (conformal.Units), without a copy of the rows.
-func (p *Plan) Indexed(s int) *Bundle {
+// (conformal.Units), without a copy of the rows. A split the plan did not
+// make, or an s out of range, is an error naming it.
+func (p *Plan) Indexed(s int) (*Bundle, error) {
+	if err := p.made(s); err != nil {
+		return nil, err
+	}
 	sp := p.Splits[s]
 	b := &Bundle{N: len(sp.Anchors), K: sp.K, KNeg: sp.KNeg, Labels: sp.Labels, PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex}
 	if sp.PositivePool != nil {
@@ -3191,7 +3195,7 @@ func (p *Plan) Indexed(s int) *Bundle {
 	if sp.K == 0 {
 		b.PositiveIndex, b.NegativeIndex = nil, nil
 	}
-	return b
+	return b, nil
 }
 
 // Arrays are split s's arrays as Write stores them, its embeddings taken

@@ -318,8 +318,12 @@ func Inspect(plan *bundle.Plan, rows, queries []float32, d int) error {
 	if err := plan.Inspect(rows, queries, d); err != nil {
 		return err
 	}
-	if w := FewUnitsWarning(plan.Indexed(bundle.Cal)); w != "" {
-		plan.Warnings = append(plan.Warnings, w)
+	// A plan without a calibration split (its share 0: calibrated
+	// elsewhere) has none to warn of.
+	if cal, err := plan.Indexed(bundle.Cal); err == nil {
+		if w := FewUnitsWarning(cal); w != "" {
+			plan.Warnings = append(plan.Warnings, w)
+		}
 	}
 	return nil
 }
