@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -188,7 +189,11 @@ func (k *KNN) Fit(train Sample) error {
 }
 
 // Score implements Detector.
-func (k *KNN) Score(x Sample) ([]float64, error) {
+func (k *KNN) Score(x Sample) ([]float64, error) { return k.ScoreContext(context.Background(), x) }
+
+// ScoreContext implements ContextScorer: Score, stopped with ctx's error
+// a block of inputs at a time.
+func (k *KNN) ScoreContext(ctx context.Context, x Sample) ([]float64, error) {
 	if err := fitted("KNN", k.index.dim(), x.D); err != nil {
 		return nil, err
 	}
@@ -199,7 +204,10 @@ func (k *KNN) Score(x Sample) ([]float64, error) {
 			return r, nil
 		}
 	}
-	r := k.index.kth(normalized(x.Features, x.D), k.K, false, k.Progress.report("KNN score"))
+	r, err := k.index.kthContext(ctx, normalized(x.Features, x.D), k.K, false, k.Progress.report("KNN score"))
+	if err != nil {
+		return nil, err
+	}
 	if k.share != nil {
 		k.share.keep(k.index, fp, k.K, r)
 	}

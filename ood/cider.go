@@ -144,14 +144,18 @@ func (c *CIDER) FitContext(ctx context.Context, train Sample) error {
 }
 
 // Score implements Detector.
-func (c *CIDER) Score(x Sample) ([]float64, error) {
+func (c *CIDER) Score(x Sample) ([]float64, error) { return c.ScoreContext(context.Background(), x) }
+
+// ScoreContext implements ContextScorer: Score, stopped with ctx's error
+// a block of inputs at a time.
+func (c *CIDER) ScoreContext(ctx context.Context, x Sample) ([]float64, error) {
 	if err := fitted("CIDER", c.index.dim(), c.ProjDim); err != nil {
 		return nil, err
 	}
 	if x.D != c.h.d {
 		return nil, fmt.Errorf("CIDER: fitted on dimension %d, scoring dimension %d", c.h.d, x.D)
 	}
-	return c.index.kth(c.h.project(x.Features), c.K, false, c.Steps.report("CIDER score")), nil
+	return c.index.kthContext(ctx, c.h.project(x.Features), c.K, false, c.Steps.report("CIDER score"))
 }
 
 // ciderHead is the two-layer head and its prototypes; theta is

@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -117,7 +118,11 @@ func (c *COMBOOD) transform(x Sample) *mat.Dense {
 }
 
 // Score implements Detector.
-func (c *COMBOOD) Score(x Sample) ([]float64, error) {
+func (c *COMBOOD) Score(x Sample) ([]float64, error) { return c.ScoreContext(context.Background(), x) }
+
+// ScoreContext implements ContextScorer: Score, its k-NN search stopped
+// with ctx's error a block of inputs at a time.
+func (c *COMBOOD) ScoreContext(ctx context.Context, x Sample) ([]float64, error) {
 	if c.prec == nil {
 		return nil, errors.New("COMBOOD: not fitted")
 	}
@@ -127,7 +132,7 @@ func (c *COMBOOD) Score(x Sample) ([]float64, error) {
 	if x.A != len(c.lambdas) {
 		return nil, fmt.Errorf("COMBOOD: fitted on %d activation summaries, scoring %d", len(c.lambdas), x.A)
 	}
-	r, err := c.knn.Score(x)
+	r, err := c.knn.ScoreContext(ctx, x)
 	if err != nil {
 		return nil, fmt.Errorf("COMBOOD: %w", err)
 	}

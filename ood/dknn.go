@@ -2,6 +2,7 @@ package ood
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -120,7 +121,12 @@ func (k *DKNN) defaults() {
 }
 
 // Fit implements Detector.
-func (k *DKNN) Fit(train Sample) error {
+func (k *DKNN) Fit(train Sample) error { return k.FitContext(context.Background(), train) }
+
+// FitContext implements ContextFitter: Fit, stopped with ctx's error
+// during its searches of each training feature's neighbours (the long
+// part: 60 000 features' took most of the fit), a block at a time.
+func (k *DKNN) FitContext(ctx context.Context, train Sample) error {
 	k.defaults()
 	d := train.D
 	if train.N <= k.K {
@@ -167,20 +173,40 @@ func (k *DKNN) Fit(train Sample) error {
 	k.prin, k.resid = spaces(v, u, k.mu)
 	zp, zr := k.prin.coords(c), k.resid.coords(c)
 	k.ip, k.ir = newIndex(zp, r+1), newIndex(zr, d-r+1)
-	k.mp, k.sp = meanStd(k.ip.kth(zp, k.K, true, k.Progress.report("D-KNN fit: principal space")))
-	k.mr, k.sr = meanStd(k.ir.kth(zr, k.K, true, k.Progress.report("D-KNN fit: residual space")))
+	sp, err := k.ip.kthContext(ctx, zp, k.K, true, k.Progress.report("D-KNN fit: principal space"))
+	if err != nil {
+		k.mu = nil // not fitted
+		return err
+	}
+	sr, err := k.ir.kthContext(ctx, zr, k.K, true, k.Progress.report("D-KNN fit: residual space"))
+	if err != nil {
+		k.mu = nil
+		return err
+	}
+	k.mp, k.sp = meanStd(sp)
+	k.mr, k.sr = meanStd(sr)
 	return nil
 }
 
 // Score implements Detector.
-func (k *DKNN) Score(x Sample) ([]float64, error) {
+func (k *DKNN) Score(x Sample) ([]float64, error) { return k.ScoreContext(context.Background(), x) }
+
+// ScoreContext implements ContextScorer: Score, stopped with ctx's error
+// a block of inputs at a time.
+func (k *DKNN) ScoreContext(ctx context.Context, x Sample) ([]float64, error) {
 	if err := fitted("D-KNN", len(k.mu), x.D); err != nil {
 		return nil, err
 	}
 	c := centred(x, k.mu)
 	zp, zr := k.prin.coords(c), k.resid.coords(c)
-	sp := k.ip.kth(zp, k.K, false, k.Progress.report("D-KNN score: principal space"))
-	sr := k.ir.kth(zr, k.K, false, k.Progress.report("D-KNN score: residual space"))
+	sp, err := k.ip.kthContext(ctx, zp, k.K, false, k.Progress.report("D-KNN score: principal space"))
+	if err != nil {
+		return nil, err
+	}
+	sr, err := k.ir.kthContext(ctx, zr, k.K, false, k.Progress.report("D-KNN score: residual space"))
+	if err != nil {
+		return nil, err
+	}
 	out := make([]float64, x.N)
 	for i := range out {
 		out[i] = k.Alpha*(sp[i]-k.mp)/(k.sp+1e-8) + (1-k.Alpha)*(sr[i]-k.mr)/(k.sr+1e-8)

@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"sync"
@@ -109,12 +110,22 @@ type screened struct {
 // left out. progress, when not nil, is told how many queries are done
 // after each block of them (from one goroutine at a time).
 func (x *index) kth(queries []float64, k int, self bool, progress func(done, total int)) []float64 {
+	out, _ := x.kthContext(context.Background(), queries, k, self, progress)
+	return out
+}
+
+// kthContext is kth, stopped with ctx's error when ctx is done: each
+// block of queries looks before it scans.
+func (x *index) kthContext(ctx context.Context, queries []float64, k int, self bool, progress func(done, total int)) ([]float64, error) {
 	d := x.d
 	m := len(queries) / d
 	out := make([]float64, m)
 	var mu sync.Mutex
 	done := 0
 	parallel.For(m, queryBlock, 0, func(_, lo, hi int) {
+		if ctx.Err() != nil {
+			return
+		}
 		nq := hi - lo
 		q32 := make([]float32, nq*d)
 		for i := range nq {
@@ -153,7 +164,10 @@ func (x *index) kth(queries []float64, k int, self bool, progress func(done, tot
 			mu.Unlock()
 		}
 	})
-	return out
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // queryScan is one query's screen: its candidates and their bound.

@@ -21,8 +21,9 @@ const DefaultAlpha = 0.05
 // modes. It stops with ctx's error when ctx is done, and tells progress,
 // when not nil, how many of b's anchors it has scored, from one goroutine
 // at a time (done only grows): a set's CCS scores look and tell after
-// each chunk of anchors; a detector's looks before it scores, and tells
-// nothing (its k-NN searches report through its own Steps).
+// each chunk of anchors; a detector's looks before it scores (a
+// ContextScorer's also while it scores), and tells nothing (its k-NN
+// searches report through its own Steps).
 type Score func(ctx context.Context, b *bundle.Bundle, progress func(done, total int)) ([]float64, error)
 
 // A ContextFitter is a detector whose fit is long enough to be stopped
@@ -30,6 +31,14 @@ type Score func(ctx context.Context, b *bundle.Bundle, progress func(done, total
 type ContextFitter interface {
 	Detector
 	FitContext(ctx context.Context, train Sample) error
+}
+
+// A ContextScorer is a detector whose scoring is long enough to be
+// stopped (the k-NN detectors search every training feature for each
+// input): ScoreContext is Score under a context.
+type ContextScorer interface {
+	Detector
+	ScoreContext(ctx context.Context, x Sample) ([]float64, error)
 }
 
 // Fit fits d on train, under ctx when d is a ContextFitter.
@@ -44,11 +53,14 @@ func Fit(ctx context.Context, d Detector, train Sample) error {
 }
 
 // DetectorScore is a fitted detector's Score, on the anchors' features,
-// logits, activations and labels.
+// logits, activations and labels, under ctx when d is a ContextScorer.
 func DetectorScore(d Detector) Score {
 	return func(ctx context.Context, b *bundle.Bundle, _ func(done, total int)) ([]float64, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if s, ok := d.(ContextScorer); ok {
+			return s.ScoreContext(ctx, SampleOf(b))
 		}
 		return d.Score(SampleOf(b))
 	}
