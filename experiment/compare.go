@@ -556,8 +556,12 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		// No row has the column (a class-conditional or PAC calibration's
 		// table, or resplits left out): the protocol does not announce it.
 		t.Config = strings.Replace(t.Config, fmt.Sprintf("; resplits: %d halvings of the test split", cfg.Resplits), "", 1)
-	} else if w := BlocksResplits("the test split", data.Test, data.TestBlocks); w != "" {
-		t.Warnings = append(t.Warnings, w)
+	} else {
+		for _, w := range []string{BlocksResplits("the test split", data.Test, data.TestBlocks), DividedBlockResplits("the test split", data.Test)} {
+			if w != "" {
+				t.Warnings = append(t.Warnings, w)
+			}
+		}
 	}
 	t.Rows = append(t.Rows, summarized...)
 	// Every row's sets are calibrated on the calibration split: where it

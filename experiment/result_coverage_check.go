@@ -78,6 +78,32 @@ func BlocksResplits(name string, b *bundle.Bundle, blocks int) string {
 	return fmt.Sprintf("%s holds the rows of %d blocks (ccs bundle -blocks), each whole in its split, but records no anchor's block (bundled before ccs kept them), so the resplits halve it row by row, a block's rows on both sides: the spread over them (±, the 5th percentile, the share below 1−α) understates the draw-to-draw spread of calibration splits made by blocks, most where blocks are large (a medical-imaging user's patients: ± 1.01 against 1.45 halving by patient, a rare class's 5th percentile 81.6%% against 75.2%%); the mean is not affected. Bundle again with this ccs: its bundles keep each anchor's block (\"blocks\"), and the resplits keep a block together", name, blocks)
 }
 
+// DividedBlockResplits is what a table's resplits column says of b (the
+// test split, name naming it) when one of its blocks holds more anchors
+// than a side of the column's halvings (half of b's anchors calibrating,
+// the rest held out, eval's resplits): the cut divides that block in every
+// resplit, its rows calibrating and held out together, so the column's
+// shares below 1−α and spread understate those of calibration splits made
+// by blocks. "" where b records no blocks, one block or one an anchor
+// (a halving uniformly at random), or none so large.
+func DividedBlockResplits(name string, b *bundle.Bundle) string {
+	if b == nil || len(b.Blocks) != b.N || b.N < 2 {
+		return ""
+	}
+	size := map[int64]int{}
+	largest := 0
+	for _, v := range b.Blocks {
+		size[v]++
+		largest = max(largest, size[v])
+	}
+	nCal := b.N / 2
+	if len(size) < 2 || len(size) >= b.N || largest <= min(nCal, b.N-nCal) {
+		return ""
+	}
+	return fmt.Sprintf("%s: a block holds %d of its %d anchors, more than a resplit's half (%d): the resplits column's halvings divide it every time, its rows calibrating and held out together — what halving by blocks is meant to keep apart — so its shares below 1−α understate those of calibration splits made by blocks (ccs coverage-check on this bundle says by how much: its divided_share)",
+		name, largest, b.N, min(nCal, b.N-nCal))
+}
+
 // StoredCoverage is a set file's own threshold's coverage of a bundle's
 // positives.
 type StoredCoverage struct {
