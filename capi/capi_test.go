@@ -918,7 +918,7 @@ func TestOneLabelRefusals(t *testing.T) {
 			return err
 		}(), "joy/cal.npz: " + perClass},
 		{"coverage check", func() error {
-			_, _, err := coverageCheck(ball, joy, coverageCheckOptions{PerClass: true})
+			_, _, err := coverageCheck(context.Background(), ball, joy, coverageCheckOptions{PerClass: true})
 			return err
 		}(), "coverage_check: joy/cal.npz: " + perClass},
 		{"compare", func() error {

@@ -244,7 +244,8 @@ func ccs_close(h C.uintptr_t, errOut **C.char) C.int {
 	})
 }
 
-// canceller is a cancel token: a call given it (ccs_set_retrieve_many)
+// canceller is a cancel token: a call given it (ccs_set_retrieve_many,
+// ccs_set_coverage_check)
 // stops with status cancelled once ccs_cancel is called on it, from
 // another thread — the Python side's, on Ctrl-C.
 type canceller struct {
@@ -793,10 +794,22 @@ func ccs_set_trials(h C.uintptr_t, arrays *C.ccs_array, n C.int64_t, opts *C.cha
 	})
 }
 
+// ccs_set_coverage_check stops with status cancelled once ccs_cancel is
+// called on cancelH (0: none), from another thread: a large test
+// bundle's resplits take seconds to minutes.
+//
 //export ccs_set_coverage_check
-func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
+func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, cancelH C.uintptr_t, errOut **C.char) C.int {
+	ctx := context.Background()
+	if cancelH != 0 {
+		c, err := lookup[*canceller](uintptr(cancelH), "a cancel token")
+		if err != nil {
+			return run(errOut, func() error { return err })
+		}
+		ctx = c.ctx
+	}
 	return setOnBundle(h, testH, opts, out, errOut, func(s *conformal.Set, test *bundleObj, o coverageCheckOptions) (any, []string, error) {
-		return coverageCheck(s, test, o)
+		return coverageCheck(ctx, s, test, o)
 	})
 }
 

@@ -17,7 +17,7 @@ import (
 // abiVersion is the version of the C ABI: the functions, their arguments
 // and the meaning of their results. The Python package checks it when it
 // loads the library and refuses any other.
-const abiVersion = 15
+const abiVersion = 16
 
 // Status codes returned by every function of the ABI that can fail.
 const (

@@ -490,8 +490,9 @@ type coverageCheckOptions struct {
 }
 
 // coverageCheck is ccs coverage-check: the set's geometry recalibrated on
-// resplits of test, and its own threshold's coverage of test.
-func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) (*experiment.CoverageCheck, []string, error) {
+// resplits of test, and its own threshold's coverage of test, stopped with
+// ctx's error when ctx is done.
+func coverageCheck(ctx context.Context, set *conformal.Set, test *bundleObj, o coverageCheckOptions) (*experiment.CoverageCheck, []string, error) {
 	resplits, fraction := 1000, 0.5
 	if o.Resplits != nil {
 		resplits = *o.Resplits
@@ -512,8 +513,7 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if err := bundle.OneLabelPerClassError(test.oneLabel, "per_class=True"); err != nil && o.PerClass && b.Labels == nil && !set.ClassConditional() {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
-	// A synchronous call (no job, no cancel token): nothing cancels it.
-	check, more, err := experiment.CheckCoverage(context.Background(), set, b, resplits, fraction, o.Seed, o.PerClass, names)
+	check, more, err := experiment.CheckCoverage(ctx, set, b, resplits, fraction, o.Seed, o.PerClass, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}

@@ -2041,8 +2041,17 @@ class Set(_Handle):
         field for field the command's."""
         tb, close_test = _bundle_of(test, "test")
         try:
-            out = loads(call_string(lib.ccs_set_coverage_check, self._handle(), tb._handle(),
-                                    options(resplits=resplits, cal_fraction=cal_fraction, seed=seed, per_class=per_class)))
+            # On a thread of its own with a cancel token: Ctrl-C stops the
+            # resplits (a large test bundle's take minutes).
+            p = c_void_p()
+            try:
+                _lib.call_interruptible(lib.ccs_set_coverage_check, self._handle(), tb._handle(),
+                                        options(resplits=resplits, cal_fraction=cal_fraction, seed=seed, per_class=per_class),
+                                        byref(p))
+            except BaseException:
+                _lib.take_string(p)
+                raise
+            out = loads(_lib.take_string(p))
         finally:
             if close_test:
                 tb.close()

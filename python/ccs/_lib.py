@@ -16,7 +16,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, 
 
 import numpy as np
 
-ABI_VERSION = 15
+ABI_VERSION = 16
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
@@ -91,7 +91,7 @@ _SIGNATURES = {
     "ccs_set_warnings": [c_handle, _S],
     "ccs_set_calibrate_warnings": [c_handle, _S],
     "ccs_set_evaluate": [c_handle, c_handle, c_char_p, _S],
-    "ccs_set_coverage_check": [c_handle, c_handle, c_char_p, _S],
+    "ccs_set_coverage_check": [c_handle, c_handle, c_char_p, _S, c_handle],
     "ccs_set_trials": [c_handle, _A, c_int64, c_char_p, _S],
     "ccs_set_contains": [c_handle, _A, _A, c_int, c_int64, POINTER(c_uint8), c_int64],
     "ccs_set_label_named": [c_handle, c_char_p, POINTER(c_int64)],

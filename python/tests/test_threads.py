@@ -320,3 +320,23 @@ def test_threads_beyond_the_cpus(splits):
         assert ccs.threads() == cpus
     finally:
         ccs.threads(was)
+
+
+def test_ctrl_c_stops_coverage_check(splits):
+    # Ctrl-C during coverage_check: KeyboardInterrupt within a moment, the
+    # resplits cancelled on the library's side (they ran to the end,
+    # minutes for a large bundle, before it took a cancel token), and the
+    # library still answers.
+    import _thread
+
+    s = ccs.calibrate("ball", splits["cal"])
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    t = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            s.coverage_check(splits["test"], resplits=2_000_000)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t < 5
+    assert s.coverage_check(splits["test"], resplits=20)["resplits"] == 20
