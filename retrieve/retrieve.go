@@ -866,13 +866,25 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 	for a0 := 0; a0 < m; a0 += block {
 		a1 := min(m, a0+block)
 		prs := make([]probe, a1-a0)
-		for i := range prs {
-			a := anchors[(a0+i)*d : (a0+i+1)*d]
-			if thresholds != nil {
-				prs[i] = c.probeAt(s, thresholds[a0+i], a)
-			} else {
-				prs[i] = c.probe(s, a)
+		// The probes on all cores, looking at ctx a chunk at a time: a
+		// generalized ball's is a byte table an anchor, and a block's
+		// (16 384 anchors at d = 32) took seconds on one core, a cancel
+		// waiting for them all.
+		parallel.For(len(prs), probeChunk, 0, func(_, lo, hi int) {
+			if ctx.Err() != nil {
+				return
 			}
+			for i := lo; i < hi; i++ {
+				a := anchors[(a0+i)*d : (a0+i+1)*d]
+				if thresholds != nil {
+					prs[i] = c.probeAt(s, thresholds[a0+i], a)
+				} else {
+					prs[i] = c.probe(s, a)
+				}
+			}
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
 		}
 		if err := c.batchBlock(ctx, prs, a0, nc, count, limit, parts, chunkCounts, labels, byLabel, mu, &done, blocks*nc, progress); err != nil {
 			return nil, nil, nil, err
@@ -886,6 +898,10 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 	}
 	return parts, counts, byLabel, nil
 }
+
+// probeChunk is the anchors whose probes a parallel chunk of a batch
+// prepares.
+const probeChunk = 64
 
 // prepareFor makes the compact copy a batch with s scans (PrepareBytes or
 // PrepareHalf), waiting for it while ctx is not done: a batch cancelled
