@@ -11,9 +11,10 @@ import (
 )
 
 // WriteText renders t as a Markdown table in the paper's layout (mean ± std
-// over seeds, coverage and exclusion in percent with one decimal, LogVol/d
-// with two) with the paper's figures beside each row where it has them.
-// Cells are padded so the table also reads as plain text.
+// over seeds, the population std of eval.Summary, which the protocol line
+// names; coverage and exclusion in percent with one decimal, LogVol/d with
+// two) with the paper's figures beside each row where it has them. Cells
+// are padded so the table also reads as plain text.
 func (t *Table) WriteText(w io.Writer) error {
 	// The paper's column when some row has its figures; the class-consistent
 	// columns when the table measured them.
@@ -48,8 +49,15 @@ func (t *Table) WriteText(w io.Writer) error {
 		}
 		rows = append(rows, cells)
 	}
+	// The protocol line says what ± is (eval.Summary's Std), where a cell
+	// shows one: a reader copying the table cannot tell a std from a
+	// standard error, nor the divisor, otherwise.
+	spread := ""
+	if slices.ContainsFunc(t.Rows, func(r Row) bool { return r.Coverage.N > 1 }) {
+		spread = "; mean ± std over seeds (divisor n)"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
+	fmt.Fprintf(&b, "%s: %s%s\n\n", t.Title, t.Config, spread)
 	writeGrid(&b, rows)
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
