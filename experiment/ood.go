@@ -572,8 +572,14 @@ func (t *OODTable) WriteText(w io.Writer) error {
 		}
 		rows = append(rows, cells)
 	}
+	// What ± is, where a cell shows one (as the results table's protocol
+	// line says it).
+	spread := ""
+	if t.Runs > 1 {
+		spread = "; mean ± std over seeds (divisor n)"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
+	fmt.Fprintf(&b, "%s: %s%s\n\n", t.Title, t.Config, spread)
 	writeGrid(&b, rows)
 	switch {
 	case tests && len(t.Sets) == 0:

@@ -44,3 +44,22 @@ func TestReview51TableSaysWhatPlusMinusIs(t *testing.T) {
 		t.Errorf("a one-seed table speaks of a ± it does not show:\n%s", b.String())
 	}
 }
+
+// TestReview51OODTableSaysWhatPlusMinusIs checks that the OOD table, like
+// the results tables, names its ± where a cell shows one, and not for one
+// run (failed at b96e8d9: its protocol line said the seeds alone).
+func TestReview51OODTableSaysWhatPlusMinusIs(t *testing.T) {
+	for _, runs := range []int{1, 2} {
+		xs := []float64{81.2, 81.4}[:runs]
+		tab := &OODTable{Title: "OOD detection, Fashion-MNIST (ID), supervised", Config: "seeds 0–1", Sets: []string{"mnist"}, Runs: runs,
+			Rows: []OODRow{{Method: "MSP", AUROC: []eval.Summary{eval.Summarize(xs)}, FPR95: []eval.Summary{eval.Summarize(xs)}}}}
+		var b strings.Builder
+		if err := tab.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(b.String(), "\n")
+		if said := strings.HasSuffix(first, "; mean ± std over seeds (divisor n)"); said != (runs > 1) {
+			t.Errorf("%d runs: protocol line %q; want the ± named exactly when there is one", runs, first)
+		}
+	}
+}
