@@ -223,7 +223,10 @@ func (c classRef) of(set *conformal.Set, setName string) (*int64, error) {
 // .npy body alone (a JSON body carries them as fields): a JSON body's
 // ?limit=1 or ?collection=zzz was answered as if not given.
 func npyOnly(r *http.Request, names ...string) error {
-	q := r.URL.Query()
+	q, err := queryParams(r)
+	if err != nil {
+		return err
+	}
 	for _, name := range names {
 		if q.Has(name) {
 			return badRequest(name, "query parameter %s goes with an .npy body; a JSON body gives it as the field %s", quote(name), quote(name))
@@ -236,7 +239,11 @@ func npyOnly(r *http.Request, names ...string) error {
 // none.
 func queryLabel(r *http.Request) (classRef, error) {
 	var label classRef
-	q := r.URL.Query().Get("label")
+	params, err := queryParams(r)
+	if err != nil {
+		return label, err
+	}
+	q := params.Get("label")
 	if q == "" {
 		return label, nil
 	}

@@ -369,7 +369,10 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 // oodParams reads ?alpha_ood (default 0.05), ?delta (default 0) and ?fdr
 // (default 0: none), refusing a level n calibration scores cannot reach.
 func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
-	q := r.URL.Query()
+	q, err := queryParams(r)
+	if err != nil {
+		return ood.Test{}, 0, err
+	}
 	get := func(name string, def float64) (float64, error) {
 		if !q.Has(name) {
 			return def, nil
@@ -468,8 +471,12 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		if rows != 1 {
 			return invalid("body", ".npy body: %s, want one anchor: (%d,) or (1, %d), the set's dimension is %d", rowCount(rows), d, d, d)
 		}
-		req.collection = r.URL.Query().Get("collection")
-		if l := r.URL.Query().Get("limit"); l != "" {
+		q, err := queryParams(r)
+		if err != nil {
+			return err
+		}
+		req.collection = q.Get("collection")
+		if l := q.Get("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil {
 				return badRequest("limit", "limit %s is not an integer", quote(l))

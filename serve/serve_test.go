@@ -327,6 +327,15 @@ func TestErrors(t *testing.T) {
 		{"npy retrieve, many rows", "POST", "/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 3*60), 60, 3), 422, "invalid", "body"},
 		{"npy too many values of another dimension", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 4*60), 60, 4), 422, "invalid", "body"},
 		{"a query parameter twice", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&alpha_ood=0.2", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "alpha_ood"},
+		// A query string url.ParseQuery cannot read whole: its broken
+		// pairs were dropped and the request answered at the defaults.
+		{"a ';' in the query", "POST", "/v1/sets/ball/ood?alpha_ood=0.3;", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "query"},
+		{"a ';' between parameters", "POST", "/v1/sets/ball/ood?alpha_ood=0.3;fdr=0.2", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "query"},
+		{"a bad %-escape in the query", "POST", "/v1/sets/ball/ood?alpha_ood=0.3%", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "query"},
+		{"a ';' in an unknown parameter", "POST", "/v1/sets/ball/score?bogus;=1", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 400, "bad_request", "query"},
+		{"a ';' in an .npy body's limit", "POST", "/v1/sets/ball/retrieve?collection=db&limit=1;", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 400, "bad_request", "query"},
+		{"a bad %-escape in an .npy body's limit", "POST", "/v1/sets/ball/retrieve?collection=db&limit=1%zz", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 400, "bad_request", "query"},
+		{"a ';' where no parameter is taken", "GET", "/v1/sets?a;b", "", ``, 400, "bad_request", "query"},
 	} {
 		rec := do(t, h, c.method, c.path, c.ctype, c.body)
 		var e struct {
