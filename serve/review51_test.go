@@ -49,3 +49,25 @@ func TestReview51MalformedQueryRefused(t *testing.T) {
 		t.Errorf("queryLabel: %v, want the query string refused", err)
 	}
 }
+
+// TestReview51EscapedSlashPathMessage checks that the 404 for a path with
+// a slash sent escaped (%2F, %2f) quotes the path as sent and hints at
+// nothing but the path with its slashes as they are (failed at 2131dd3:
+// /v1/sets/ball%2Fscore was answered `no endpoint "/v1/sets/ball/score":
+// did you mean /v1/sets/ball/ood?`, the decoded path, a valid endpoint,
+// quoted as unknown, and another suggested).
+func TestReview51EscapedSlashPathMessage(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	for path, want := range map[string]string{
+		"/v1/sets/ball%2Fscore": `no endpoint "/v1/sets/ball%2Fscore": a slash sent escaped, %2F, separates no segments of the path, and no set's name holds one: send "/v1/sets/ball/score"`,
+		"/v1/sets/ball%2food":   `no endpoint "/v1/sets/ball%2food": a slash sent escaped, %2F, separates no segments of the path, and no set's name holds one: send "/v1/sets/ball/ood"`,
+		"/v1/sets/ball%2Fscor":  `no endpoint "/v1/sets/ball%2Fscor": a slash sent escaped, %2F, separates no segments of the path, and no set's name holds one`,
+	} {
+		rec := do(t, h, "POST", path, "application/json", `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`)
+		var e apiErr
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusNotFound || e.Error.Message != want {
+			t.Errorf("%s: %d %s\nwant 404 saying %s", path, rec.Code, rec.Body, want)
+		}
+	}
+}

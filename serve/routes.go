@@ -48,7 +48,7 @@ func (s *Server) routes() {
 	// Unknown paths need a token too: a stranger learns nothing of the
 	// routes.
 	s.mux.Handle("/", s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s%s", quote(r.URL.Path), s.pathHint(r.URL.Path))}
+		return &apiError{status: http.StatusNotFound, code: "not_found", msg: s.notFound(r)}
 	}))
 	// A path that is not clean (., .., an empty segment) is refused here,
 	// after the token (a read token, as an unknown path): the mux would
@@ -307,6 +307,23 @@ func noBody(h func(http.ResponseWriter, *http.Request) error) func(http.Response
 		}
 		return h(w, r)
 	}
+}
+
+// notFound is the 404's message for r's path: the path as sent (escaped,
+// as the routes match it) and what it likely meant. A slash sent escaped,
+// %2F, separates no segments: /v1/sets/ball%2Fscore is no endpoint, and
+// its decoded path, /v1/sets/ball/score, was quoted as unknown — an
+// endpoint — with a hint for another one.
+func (s *Server) notFound(r *http.Request) string {
+	sent := r.URL.EscapedPath()
+	if !strings.Contains(strings.ToUpper(sent), "%2F") {
+		return fmt.Sprintf("no endpoint %s%s", quote(sent), s.pathHint(r.URL.Path))
+	}
+	msg := fmt.Sprintf("no endpoint %s: a slash sent escaped, %%2F, separates no segments of the path, and no set's name holds one", quote(sent))
+	if _, pattern := s.mux.Handler(&http.Request{Method: r.Method, Host: r.Host, URL: &url.URL{Path: r.URL.Path}}); pattern != "/" && pattern != "" {
+		msg += fmt.Sprintf(": send %s", quote(r.URL.Path))
+	}
+	return msg
 }
 
 // setEndpoints are the paths under /v1/sets/{name}/.
