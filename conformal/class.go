@@ -573,16 +573,24 @@ func (s *Set) classList() string {
 }
 
 // checkClasses validates a class-conditional set's classes as read from a
-// file: sorted distinct labels, each rank the rule's for its n, each
-// threshold +Inf exactly when the rank exceeds n.
+// file: sorted distinct labels, distinct names (where they have names),
+// each rank the rule's for its n, each threshold +Inf exactly when the
+// rank exceeds n.
 func checkClasses(cs []ClassThreshold, alpha, delta float64) error {
 	if len(cs) == 0 {
 		return fmt.Errorf("a class-conditional set needs classes")
 	}
+	named := make(map[string]int, len(cs)) // a name's class
 	for i, c := range cs {
 		if i > 0 && c.Label <= cs[i-1].Label {
 			return fmt.Errorf("classes[%d]: label %d after %d: want distinct labels in increasing order", i, c.Label, cs[i-1].Label)
 		}
+		// A name given twice: the anchors the name gives the class of
+		// are judged with the first class's threshold, the second never.
+		if j, ok := named[c.Name]; ok && c.Name != "" {
+			return fmt.Errorf("classes[%d].name %q (label %d) is classes[%d]'s too (label %d): want distinct names", i, c.Name, c.Label, j, cs[j].Label)
+		}
+		named[c.Name] = i
 		if c.N < 1 {
 			return fmt.Errorf("classes[%d] (label %d): n %d, want at least 1", i, c.Label, c.N)
 		}
