@@ -437,8 +437,12 @@ func decodeFile(data []byte) (fileSet, error) {
 }
 
 // decodeSlow is decodeFile by encoding/json alone: the reading decodeFast
-// must agree with.
+// must agree with. A key given twice in an object, at any level, is
+// refused (repeatedKey), where encoding/json would keep the last copy.
 func decodeSlow(data []byte) (fileSet, error) {
+	if at, earlier := repeatedKey(data, ""); at != "" {
+		return fileSet{}, repeatedError(at, earlier)
+	}
 	var f fileSet
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -446,10 +450,110 @@ func decodeSlow(data []byte) (fileSet, error) {
 	return f, err
 }
 
+// repeatedKey is the path under path of the first key that an object in
+// the JSON value b gives twice ("threshold", "calibration.n",
+// "classes[1].name"), and the key it repeats: the same, or the same in
+// another case, which encoding/json reads into the same field. A set file
+// with a field twice was read with the last copy — "threshold": 9.48,
+// then "threshold": 0.5, served at 0.5 — while a reader of the file sees
+// the first, and other parsers take that one. It is "" where no key
+// repeats, and where b is not well formed (its decoding says what is
+// wrong). An array without an object in it (Σ's, a pool's rows) is
+// passed over at the cost of looking for a '{'.
+func repeatedKey(b []byte, path string) (at, earlier string) {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	switch {
+	case len(b) > 0 && b[0] == '{':
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if _, err := dec.Token(); err != nil {
+			return "", ""
+		}
+		var keys []string
+		for dec.More() {
+			tok, err := dec.Token()
+			k, ok := tok.(string)
+			if err != nil || !ok {
+				return "", ""
+			}
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			for _, o := range keys {
+				if strings.EqualFold(o, k) {
+					return p, o
+				}
+			}
+			keys = append(keys, k)
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				return "", ""
+			}
+			if at, earlier := repeatedKey(v, p); at != "" {
+				return at, earlier
+			}
+		}
+	case len(b) > 0 && b[0] == '[' && bytes.IndexByte(b, '{') >= 0:
+		var elems []json.RawMessage
+		if json.Unmarshal(b, &elems) != nil {
+			return "", ""
+		}
+		for i, e := range elems {
+			if at, earlier := repeatedKey(e, fmt.Sprintf("%s[%d]", path, i)); at != "" {
+				return at, earlier
+			}
+		}
+	}
+	return "", ""
+}
+
+// distinctKeys reports that no object in the JSON value b gives a key
+// twice, the same or in another case, as decodeFast's check: in one pass
+// over the bytes where jsonscan reads them, an array of numbers (a head's
+// weights, the OOD calibration's scores) passed over to its bracket, so
+// that an ordinary file's reading takes no longer (repeatedKey, by
+// encoding/json, added a fifth to a file with a 768 × 256 head and 200 000
+// scores). It is false also where jsonscan does not read b (an escaped
+// key): decodeSlow then reads the file, and names a key repeated.
+func distinctKeys(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	switch {
+	case len(b) > 0 && b[0] == '{':
+		members, ok := jsonscan.MembersSkim(b, []string{}) // keeping no member's numbers
+		if !ok {
+			return false
+		}
+		for i, m := range members {
+			for _, o := range members[:i] {
+				if strings.EqualFold(o.Key, m.Key) {
+					return false
+				}
+			}
+			if !distinctKeys(m.Value) {
+				return false
+			}
+		}
+	case len(b) > 0 && b[0] == '[' && bytes.IndexByte(b, '{') >= 0: // the classes, a few
+		at, _ := repeatedKey(b, "")
+		return at == ""
+	}
+	return true
+}
+
+// repeatedError is the refusal of a key at (repeatedKey's path) that
+// repeats earlier.
+func repeatedError(at, earlier string) error {
+	if at == earlier || strings.HasSuffix(at, "."+earlier) {
+		return fmt.Errorf("%s is given twice (parsers disagree on which copy wins)", at)
+	}
+	return fmt.Errorf("%s repeats %q in another case (keys are read without case, and parsers disagree on which copy wins)", at, earlier)
+}
+
 // decodeFast is decodeFile's reading of a well-formed file whose keys are
 // distinct, unescaped and ASCII: the geometry and the reference pool by
 // jsonscan, the other members, a few hundred bytes, by encoding/json. ok is
-// false for anything else; it is never true where encoding/json would read
+// false for anything else — a key repeated at any level included, which
+// decodeSlow refuses —; it is never true where encoding/json would read
 // the file differently (FuzzDecodeFast).
 func decodeFast(data []byte) (f fileSet, ok bool) {
 	members, ok := jsonscan.Members(data)
@@ -480,7 +584,11 @@ func decodeFast(data []byte) (f fileSet, ok bool) {
 			rest = append(append(append(append(rest, '"'), m.Key...), '"', ':'), m.Value...)
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(append(rest, '}')))
+	rest = append(rest, '}')
+	if !distinctKeys(rest) {
+		return fileSet{}, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&f) != nil {
 		return fileSet{}, false

@@ -110,6 +110,10 @@ var fileDocs = []string{
 	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":[]}`,
 	`{"format":"ccs-set","version":1,"dim":2,"geometry":"ball"}`,
 	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2}} {}`,
+	// A key repeated below the top level, which decodeSlow refuses.
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2,"dim":2}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"calibration":{"mode":"one","n":9,"N":8}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"classes":[{"label":0},{"label":1,"n":2,"n":3}]}`,
 }
 
 // TestDecodeFast: the one-pass reading of set files reads every file ccs

@@ -58,3 +58,47 @@ func TestReview51DuplicateClassNamesRefused(t *testing.T) {
 		t.Errorf("error %q: want %q", err, want)
 	}
 }
+
+// TestReview51DuplicateKeysRefused checks that Load refuses a set file
+// that gives a key twice, in any object at any level, naming the file and
+// the key's path (failed at 2131dd3: the file loaded with the last copy —
+// "threshold": 1.5, then "threshold": 0.5, served at 0.5 — while a reader
+// of its top sees 1.5; decodeFast gave up on the top-level repeat, and
+// encoding/json, which decodeSlow is, kept the last copy).
+func TestReview51DuplicateKeysRefused(t *testing.T) {
+	s := &Set{Geometry: geometry.Ball{D: 3}, Threshold: 1.5, Alpha: 0.05, Calibration: Info{Mode: OnePerAnchor, N: 99, Rank: 95}}
+	ell, err := geometry.NewEllipsoid(2, []float64{2, 0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Set{Geometry: ell, Threshold: 1.5, Alpha: 0.05, Calibration: Info{Mode: OnePerAnchor, N: 99, Rank: 95}}
+	for _, c := range []struct {
+		name string
+		set  *Set
+		from string
+		to   string
+		want string
+	}{
+		{"top level", s, `"threshold": 1.5,`, `"threshold": 1.5,` + "\n" + `  "threshold": 0.5,`, `: threshold is given twice (parsers disagree on which copy wins)`},
+		{"top level, another case", s, `"threshold": 1.5,`, `"threshold": 1.5,` + "\n" + `  "Threshold": 0.5,`, `: Threshold repeats "threshold" in another case`},
+		{"in calibration", s, `"n": 99,`, `"n": 99, "n": 98,`, `: calibration.n is given twice`},
+		{"in the geometry", s, `"kind": "ball",`, `"kind": "ball", "kind": "ellipsoid",`, `: geometry.kind is given twice`},
+		{"in an ellipsoid's geometry", e, `"sigma": [`, `"sigma": [1, 0, 0, 1], "sigma": [`, `: geometry.sigma is given twice`},
+		{"escaped", s, `"alpha": 0.05,`, `"alpha": 0.05, "\u0061lpha": 0.5,`, `: alpha is given twice`},
+	} {
+		p := review51File(t, c.set, func(f string) string { return strings.Replace(f, c.from, c.to, 1) })
+		got, err := Load(p)
+		if err == nil {
+			t.Errorf("%s: loaded (threshold %v, alpha %v, n %d, dim %d) from a file that gives a key twice", c.name, got.Threshold, got.Alpha, got.Calibration.N, got.Geometry.Dim())
+			continue
+		}
+		if !strings.Contains(err.Error(), p+": ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %q\nwant the file and %q", c.name, err, c.want)
+		}
+	}
+	// A document with a key twice deep inside an array of objects.
+	doc := []byte(`{"a": [{"b": 1}, {"c": {"d": 1, "D": 2}}]}`)
+	if at, earlier := repeatedKey(doc, ""); at != "a[1].c.D" || earlier != "d" {
+		t.Errorf("repeatedKey: %q after %q, want a[1].c.D after d", at, earlier)
+	}
+}

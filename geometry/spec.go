@@ -125,10 +125,14 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 
 // unmarshalSlow is UnmarshalJSON by encoding/json alone: the reading
 // unmarshalFast must agree with, and the one whose errors name the field.
+// A field given twice is refused: a map keeps its last copy.
 func (s *Spec) unmarshalSlow(data []byte) error {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return err
+	}
+	if k := repeated(data); k != "" {
+		return fmt.Errorf("geometry: field %q is given twice (parsers disagree on which copy wins)", k)
 	}
 	*s = Spec{}
 	if raw, ok := fields["kind"]; ok {
@@ -167,6 +171,32 @@ func (s *Spec) unmarshalSlow(data []byte) error {
 		s.Params[name] = v
 	}
 	return nil
+}
+
+// repeated is the first key the JSON object data gives twice; "" where
+// none is, or data is not a well-formed object.
+func repeated(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		k, ok := tok.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if seen[k] {
+			return k
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // unmarshalFast is UnmarshalJSON's reading of a well-formed spec, its

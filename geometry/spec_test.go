@@ -94,6 +94,9 @@ func TestSpecJSON(t *testing.T) {
 		`{"kind":"single","dim":2,"matrix":[1,0,0,1],"p":[2]}`,
 		`{"kind":"genball","dim":2,"scales":1,"exponents":[2,2]}`,
 		`{"kind":"cube","dim":2}`,
+		// A field twice: a map kept the last copy.
+		`{"kind":"ball","dim":3,"dim":2}`,
+		`{"kind":"ellipsoid","dim":1,"sigma":[1],"sigma":[4]}`,
 	} {
 		var s Spec
 		if err := json.Unmarshal([]byte(bad), &s); err == nil {
