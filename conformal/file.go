@@ -272,6 +272,13 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	if f.Version != FileVersion {
 		return nil, nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
 	}
+	if f.Geometry.Kind == 0 || f.Geometry.Dim < 1 {
+		// A geometry, its kind or its dim missing, named so: not as a
+		// dimension that differs ("dim 3, but the geometry takes 0").
+		if _, err := geometry.Decode(f.Geometry); err != nil {
+			return nil, nil, err
+		}
+	}
 	inDim := f.Geometry.Dim
 	if f.Head != nil {
 		if f.Head.Out != f.Geometry.Dim {

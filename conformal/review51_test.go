@@ -102,3 +102,36 @@ func TestReview51DuplicateKeysRefused(t *testing.T) {
 		t.Errorf("repeatedKey: %q after %q, want a[1].c.D after d", at, earlier)
 	}
 }
+
+// TestReview51MissingGeometryNamed checks that a set file without its
+// geometry, or whose geometry lost its kind or its dim, is refused naming
+// the missing field as missing (failed at 2131dd3: without geometry.kind,
+// "geometry: unknown kind Kind(0)", a Go type's zero value; without
+// geometry or geometry.dim, "dim 3, but the geometry (and head) take 0",
+// a dimension mismatch).
+func TestReview51MissingGeometryNamed(t *testing.T) {
+	s := &Set{Geometry: geometry.Ball{D: 3}, Threshold: 1.5, Alpha: 0.05, Calibration: Info{Mode: OnePerAnchor, N: 99, Rank: 95}}
+	for _, c := range []struct {
+		name string
+		edit func(string) string
+		want string
+	}{
+		{"kind", func(f string) string { return strings.Replace(f, `"kind": "ball",`, ``, 1) }, "geometry.kind is missing (want ball, ellipsoid, single or genball)"},
+		{"dim", func(f string) string {
+			return strings.Replace(f, `"kind": "ball",`+"\n"+`    "dim": 3`, `"kind": "ball"`, 1)
+		}, "geometry.dim is missing or 0"},
+		{"geometry", func(f string) string {
+			return regexp.MustCompile(`(?s)"geometry": \{.*?\},\n`).ReplaceAllString(f, "")
+		}, "geometry is missing"},
+	} {
+		p := review51File(t, s, c.edit)
+		_, err := Load(p)
+		if err == nil {
+			t.Errorf("%s removed: loaded", c.name)
+			continue
+		}
+		if want := p + ": " + c.want; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s removed: %q\nwant %q", c.name, err, want)
+		}
+	}
+}

@@ -41,14 +41,22 @@ func Encode(g Geometry) (Spec, error) {
 	return Spec{Kind: g.Kind(), Dim: g.Dim(), Params: p.params()}, nil
 }
 
-// Decode validates s and builds its geometry. Errors name the bad field.
+// Decode validates s and builds its geometry. Errors name the bad field,
+// and a missing one as missing: a file's geometry, geometry.kind or
+// geometry.dim (the zero Spec, Kind or Dim).
 func Decode(s Spec) (Geometry, error) {
-	if s.Dim < 1 {
-		return nil, fmt.Errorf("geometry: dim %d < 1", s.Dim)
-	}
 	f, ok := families[s.Kind]
-	if !ok {
+	switch {
+	case s.Kind == 0 && s.Dim == 0 && len(s.Params) == 0:
+		return nil, fmt.Errorf(`geometry is missing (want {"kind": …, "dim": …} and the kind's parameters)`)
+	case s.Kind == 0:
+		return nil, fmt.Errorf("geometry.kind is missing (want %s)", OrList(kinds(func(family) bool { return true })))
+	case !ok:
 		return nil, fmt.Errorf("geometry: unknown kind %v", s.Kind)
+	case s.Dim == 0:
+		return nil, fmt.Errorf("geometry.dim is missing or 0: want the dimension, at least 1")
+	case s.Dim < 1:
+		return nil, fmt.Errorf("geometry: dim %d < 1", s.Dim)
 	}
 	for name := range s.Params {
 		if !slices.ContainsFunc(f.params, func(p param) bool { return p.name == name }) {

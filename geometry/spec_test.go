@@ -34,7 +34,12 @@ func TestDecodeErrors(t *testing.T) {
 		s    Spec
 		want string
 	}{
-		{Spec{Kind: KindBall, Dim: 0}, "dim 0"},
+		{Spec{Kind: KindBall, Dim: 0}, "geometry.dim is missing or 0: want the dimension, at least 1"},
+		{Spec{Kind: KindBall, Dim: -1}, "dim -1 < 1"},
+		// A file's geometry without its kind, or none: named as
+		// missing, not as Kind(0).
+		{Spec{Dim: 2}, "geometry.kind is missing (want ball, ellipsoid, single or genball)"},
+		{Spec{}, "geometry is missing"},
 		{Spec{Kind: KindBall, Dim: 2, Params: Params{"p": {2}}}, `field "p" does not belong`},
 		{Spec{Kind: KindGenBall, Dim: 2, Params: Params{"scales": {1, 1}, "exponents": {1, 1}, "sigma": {1}}}, `field "sigma"`},
 		{Spec{Kind: KindGenBall, Dim: 3, Params: Params{"scales": {1, 1}, "exponents": {1, 1}}}, "genball of dimension 2 for dim 3"},
