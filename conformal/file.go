@@ -426,6 +426,9 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		return nil, nil, fmt.Errorf("threshold %v, want ≥ 0", t)
 	case math.IsInf(t, 1) != (rank > n):
 		return nil, nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, rank, n)
+	case f.OOD != nil && !(t > 0 && !math.IsInf(t, 1)):
+		// Refused here, not by the next service that starts with it.
+		return nil, nil, fmt.Errorf("threshold %v with an ood_calibration: %s", t, OODThresholdRule)
 	}
 	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Classes: classes, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, &f, nil
 }

@@ -123,6 +123,10 @@ func (r *Reference) check(dim int) error {
 	return nil
 }
 
+// OODThresholdRule is why a set's OOD test needs its threshold positive
+// and finite, as Load and package ood say it.
+const OODThresholdRule = "the set's OOD scores divide by its threshold q̂ (the per-input test's K-th smallest φ(a − x)/q̂ over the pool) and need a positive, finite q̂"
+
 // OODCalibration is the per-input OOD score's calibration: the score of
 // each of N held-out in-distribution inputs, disjoint from the reference
 // pool and from everything the set was fitted and calibrated on. The score
@@ -187,6 +191,9 @@ func (c *OODCalibration) check() error {
 	for i, v := range c.Scores {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("ood_calibration: score %d is %v", i, v)
+		}
+		if v < 0 {
+			return fmt.Errorf("ood_calibration: score %d is %v: the per-input OOD test's score, the K-th smallest φ(a − x)/q̂ over the pool, is never negative", i, v)
 		}
 		if i > 0 && v < c.Scores[i-1] {
 			return fmt.Errorf("ood_calibration: scores are not sorted (score %d < score %d)", i, i-1)

@@ -135,3 +135,41 @@ func TestReview51MissingGeometryNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestReview51OODThresholdRefusedAtLoad checks that Load refuses a set
+// file with an OOD calibration whose threshold is 0, or whose
+// ood_calibration holds a negative score, naming the field and the
+// per-input test (failed at 2131dd3: both loaded in ccs evaluate and
+// Python's Set.load; threshold 0 was refused only at use, by ccs serve at
+// its start and by ood, as "the CCS score −s_n/q̂ needs a positive, finite
+// q̂", the old reference score, and a negative score, which φ/q̂ never
+// is, loaded and served).
+func TestReview51OODThresholdRefusedAtLoad(t *testing.T) {
+	cal := make([]float64, 99)
+	for i := range cal {
+		cal[i] = 0.02 * float64(i+1)
+	}
+	oodCal, err := NewOODCalibration(1, cal, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Set{Geometry: geometry.Ball{D: 3}, Threshold: 1.5, Alpha: 0.05, Calibration: Info{Mode: OnePerAnchor, N: 99, Rank: 95},
+		Reference: &Reference{Source: "test", N: 2, Rows: []float32{0, 0, 0, 3, 0, 4}}, OOD: oodCal}
+	for _, c := range []struct {
+		name, want string
+		edit       func(string) string
+	}{
+		{"threshold 0", "threshold 0 with an ood_calibration: the set's OOD scores divide by its threshold q̂ (the per-input test's K-th smallest φ(a − x)/q̂ over the pool) and need a positive, finite q̂",
+			func(f string) string { return strings.Replace(f, `"threshold": 1.5,`, `"threshold": 0,`, 1) }},
+		{"a negative OOD score", "ood_calibration: score 0 is -1: the per-input OOD test's score, the K-th smallest φ(a − x)/q̂ over the pool, is never negative",
+			func(f string) string { return strings.Replace(f, `0.02, 0.04`, `-1, 0.04`, 1) }},
+	} {
+		p := review51File(t, s, c.edit)
+		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), p+": "+c.want) {
+			t.Errorf("%s: %v\nwant the file and %q", c.name, err, c.want)
+		}
+	}
+	if _, err := NewOODCalibration(1, []float64{-0.5, 1}, "test"); err == nil {
+		t.Error("NewOODCalibration took a negative score")
+	}
+}

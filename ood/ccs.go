@@ -190,7 +190,7 @@ func checkSet(s *conformal.Set, d int) error {
 	case s.Geometry.Dim() != d:
 		return conformal.DimensionErrorf("ood: the set has dimension %d, the embeddings %d", s.Geometry.Dim(), d)
 	case !(s.Threshold > 0) || math.IsInf(s.Threshold, 1):
-		return fmt.Errorf("ood: threshold %v; the CCS score −s_n/q̂ needs a positive, finite q̂", s.Threshold)
+		return fmt.Errorf("ood: threshold %v: %s", s.Threshold, conformal.OODThresholdRule)
 	}
 	return nil
 }

@@ -115,6 +115,9 @@ func TestCCSErrors(t *testing.T) {
 		{second(CCSBatch(ballSet(2, 1), &bundle.Bundle{N: 1, D: 2, Anchors: []float32{0, 0}})), "one input: the batch score draws its negatives among the other inputs"},
 		{second(CCSBatch(ballSet(3, 1), b)), "dimension 3, the embeddings 2"},
 		{second(CCSBatch(inf, b)), "positive, finite q̂"},
+		// The per-input test's refusal says its own score, as Load does
+		// (at 2131dd3: the CCS score −s_n/q̂).
+		{second(NewNearest(ballSet(2, 0), []float32{0, 0}, 1)), "ood: threshold 0: the set's OOD scores divide by its threshold q̂ (the per-input test's K-th smallest φ(a − x)/q̂ over the pool) and need a positive, finite q̂"},
 		{second(CCSBatch(uncal, b)), "not calibrated"},
 		{second(CCSReference(ballSet(2, 1), []float32{1, 2})), "no reference pool"},
 	} {
