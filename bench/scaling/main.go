@@ -51,6 +51,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/hugepage"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/ood"
@@ -562,6 +563,8 @@ func stepsFigures(o options) ([]Figure, error) {
 			return nil, err
 		}
 		pos, neg := make([]float32, fit.N*fit.K*fit.D), make([]float32, fit.N*fit.KNeg*fit.D)
+		hugepage.Advise(pos) // as the trainer's prepared rows are
+		hugepage.Advise(neg)
 		pw, nw := fit.K*fit.D, fit.KNeg*fit.D
 		for i := range fit.N {
 			fit.PositiveDiffs(pos[i*pw:(i+1)*pw], i)
