@@ -121,14 +121,6 @@ func grown[T any](b *[]T, n int) []T {
 // d = 128: a page).
 const prefetchAhead = 8
 
-// nextRow steps the cursor (span, off) past one row of d in logs.
-func nextRow(logs kernel.Spans, span, off, d int) (int, int) {
-	for off == len(logs[span]) {
-		span, off = span+1, 0
-	}
-	return span, off + d
-}
-
 func (g *GenBall) preparedKernel(dtheta, scores []float64, logs kernel.Spans, weights Weights) []float64 {
 	d := len(g.m)
 	nv := logs.Len()
@@ -158,7 +150,11 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs kernel.Spans, we
 	// lie in spans apart, and the hardware prefetchers stop at each page.
 	aSpan, aOff := 0, 0
 	for i := 0; i < min(n, prefetchAhead); i++ {
-		aSpan, aOff = nextRow(logs, aSpan, aOff, d)
+		for aOff == len(logs[aSpan]) {
+			aSpan, aOff = aSpan+1, 0
+		}
+		kernel.Prefetch(logs[aSpan][aOff : aOff+d])
+		aOff += d
 	}
 	for lo := 0; lo < n; lo += blk {
 		hi := min(n, lo+blk)
