@@ -84,6 +84,7 @@ def test_ctrl_c_stops_retrieve_many():
     Ctrl-C; evaluate(collection=) on the same collection stops in 0.0 s."""
     out = run_child("""
         import os, signal, threading, warnings
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a suite run as a background job ignores SIGINT
         warnings.simplefilter("ignore", ccs.CCSWarning)
         rng = np.random.default_rng(0)
         rows = rng.standard_normal((200_000, 128), dtype=np.float32)
