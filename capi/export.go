@@ -800,15 +800,15 @@ func ccs_set_trials(h C.uintptr_t, arrays *C.ccs_array, n C.int64_t, opts *C.cha
 //
 //export ccs_set_coverage_check
 func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, cancelH C.uintptr_t, errOut **C.char) C.int {
-	ctx := context.Background()
-	if cancelH != 0 {
-		c, err := lookup[*canceller](uintptr(cancelH), "a cancel token")
-		if err != nil {
-			return run(errOut, func() error { return err })
-		}
-		ctx = c.ctx
-	}
 	return setOnBundle(h, testH, opts, out, errOut, func(s *conformal.Set, test *bundleObj, o coverageCheckOptions) (any, []string, error) {
+		ctx := context.Background()
+		if cancelH != 0 { // looked up after the set and the bundle, as ccs_set_retrieve_many does
+			c, err := lookup[*canceller](uintptr(cancelH), "a cancel token")
+			if err != nil {
+				return nil, nil, err
+			}
+			ctx = c.ctx
+		}
 		return coverageCheck(ctx, s, test, o)
 	})
 }

@@ -576,7 +576,7 @@ func (t *OODTable) WriteText(w io.Writer) error {
 	// line says it).
 	spread := ""
 	if t.Runs > 1 {
-		spread = "; mean ± std over seeds (divisor n)"
+		spread = spreadNote
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s%s\n\n", t.Title, t.Config, spread)

@@ -10,6 +10,10 @@ import (
 	"github.com/ccsets/ccs/eval"
 )
 
+// spreadNote ends a table's protocol line where its cells show a ±:
+// eval.Summary's Std, the population standard deviation over seeds.
+const spreadNote = "; mean ± std over seeds (divisor n)"
+
 // WriteText renders t as a Markdown table in the paper's layout (mean ± std
 // over seeds, the population std of eval.Summary, which the protocol line
 // names; coverage and exclusion in percent with one decimal, LogVol/d with
@@ -54,7 +58,7 @@ func (t *Table) WriteText(w io.Writer) error {
 	// standard error, nor the divisor, otherwise.
 	spread := ""
 	if slices.ContainsFunc(t.Rows, func(r Row) bool { return r.Coverage.N > 1 }) {
-		spread = "; mean ± std over seeds (divisor n)"
+		spread = spreadNote
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s%s\n\n", t.Title, t.Config, spread)

@@ -104,18 +104,13 @@ type screened struct {
 	row int32
 }
 
-// kth returns, for each query row, the Euclidean distance to its k-th
-// nearest reference row (NaN when there are fewer than k). With self, the
-// queries are the reference rows themselves and each row's own entry is
-// left out. progress, when not nil, is told how many queries are done
-// after each block of them (from one goroutine at a time).
-func (x *index) kth(queries []float64, k int, self bool, progress func(done, total int)) []float64 {
-	out, _ := x.kthContext(context.Background(), queries, k, self, progress)
-	return out
-}
-
-// kthContext is kth, stopped with ctx's error when ctx is done: each
-// block of queries looks before it scans.
+// kthContext returns, for each query row, the Euclidean distance to its
+// k-th nearest reference row (NaN when there are fewer than k). With self,
+// the queries are the reference rows themselves and each row's own entry
+// is left out. progress, when not nil, is told how many queries are done
+// after each block of them (from one goroutine at a time). It stops with
+// ctx's error when ctx is done: each block of queries looks before it
+// scans.
 func (x *index) kthContext(ctx context.Context, queries []float64, k int, self bool, progress func(done, total int)) ([]float64, error) {
 	d := x.d
 	m := len(queries) / d

@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -151,4 +152,10 @@ func TestKthProgress(t *testing.T) {
 	if last != 1000 || calls != parallel.Chunks(1000, queryBlock) {
 		t.Errorf("progress ended at %d after %d calls", last, calls)
 	}
+}
+
+// kth is kthContext without a context, as the tests call it.
+func (x *index) kth(queries []float64, k int, self bool, progress func(done, total int)) []float64 {
+	out, _ := x.kthContext(context.Background(), queries, k, self, progress)
+	return out
 }

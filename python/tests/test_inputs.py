@@ -720,6 +720,21 @@ def test_handles_checked_in_the_library():
         pass
 
 
+def test_cancel_tokens_checked_in_the_library():
+    # The cancel token ccs_set_coverage_check takes (ABI 16): a handle of
+    # another kind, or one never made, is refused by name; 0 is none.
+    b = ccs.Bundle(*gauss(8))
+    s = ccs.calibrate("ball", b)
+    for token, msg in [(b._h, f"handle {b._h} holds a bundle, not a cancel token"), (2**60, "closed, or never made")]:
+        out = ctypes.c_void_p()
+        with pytest.raises(ValueError) as e:
+            _lib.call(_lib.lib.ccs_set_coverage_check, s._h, b._h, b'{"resplits": 5}', ctypes.byref(out), token)
+        assert msg in str(e.value)
+    out = ctypes.c_void_p()
+    _lib.call(_lib.lib.ccs_set_coverage_check, s._h, b._h, b'{"resplits": 5}', ctypes.byref(out), 0)
+    assert _lib.loads(_lib.take_string(out))["result"]["resplits"] == 5
+
+
 def test_abi_version_is_checked(tmp_path):
     v = _lib.ABI_VERSION
     with pytest.raises(ImportError, match=rf"speaks ABI version {v}, this ccs package version {v + 1}"):
