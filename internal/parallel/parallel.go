@@ -10,6 +10,7 @@ package parallel
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"runtime/trace"
 	"sync"
@@ -44,7 +45,8 @@ func For(n, chunk, workers int, f func(c, lo, hi int)) {
 		return
 	}
 	defer trace.StartRegion(context.Background(), "parallel.For").End()
-	j := &job{f: f, n: n, chunk: chunk, nc: int64(nc), fin: make(chan struct{})}
+	j := &job{f: f, n: n, chunk: chunk, fin: make(chan struct{})}
+	j.nc.Store(int64(nc))
 	invite(j, workers-1)
 	j.run()
 	j.wait()
@@ -113,25 +115,34 @@ func Tasks(n, workers int, f func(i int)) {
 	For(n, 1, workers, func(i, _, _ int) { f(i) })
 }
 
-// job is one call of For: its chunks, the next to hand out and how many
-// are done. A worker may still hold a job after its last chunk is done; it
-// then finds no chunk left and drops it.
+// job is one call of For or Phases: its chunks, the next to hand out and
+// how many are done. A worker may still hold a job after its last chunk is
+// done; it then finds no chunk left and drops it.
 type job struct {
 	f        func(c, lo, hi int)
 	n, chunk int
-	nc       int64
+	nc       atomic.Int64 // chunks in all (Phases: MaxInt64 until mid has run)
 	next     atomic.Int64
 	done     atomic.Int64
 	seats    atomic.Int32  // workers that may still join
 	invited  int           // workers invited (seats at the start)
 	fin      chan struct{} // closed by whoever finishes the last chunk
+
+	// Phases only: each goroutine's share of the phase's chunks not yet
+	// handed out (the caller's first), the first phase's chunks, mid, and
+	// gate, closed once mid has run (then open is set).
+	shares []share
+	n1     int64
+	mid    func() int
+	open   atomic.Bool
+	gate   chan struct{}
 }
 
 func (j *job) run() {
 	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
 	for {
 		c := j.next.Add(1) - 1
-		if c >= j.nc {
+		if c >= j.nc.Load() {
 			// Every chunk is handed out: make room in offer for another
 			// call's job (a nested one, whose caller may still be running
 			// one of these chunks).
@@ -140,8 +151,160 @@ func (j *job) run() {
 		}
 		lo := int(c) * j.chunk
 		j.f(int(c), lo, min(j.n, lo+j.chunk))
-		if j.done.Add(1) == j.nc {
+		if j.done.Add(1) == j.nc.Load() {
 			close(j.fin)
+		}
+	}
+}
+
+// Phases calls f1(i) for i = 0..n1−1, then mid once, then f2(i) for i =
+// 0..n2−1, n2 being what mid returns, on up to workers goroutines (0
+// means GOMAXPROCS): Tasks(n1, workers, f1), mid() and Tasks(n2, workers,
+// f2), in one call whose goroutines stay with it across mid. mid sees
+// every f1 done and every f2 sees mid done; the goroutine that finishes
+// the first phase's last task runs mid while the others wait (watching,
+// then asleep). n1 and n2 are below 2³¹.
+//
+// Each goroutine has a share of each phase's tasks: a contiguous range,
+// the caller's first (the tasks handed out first, as in Tasks), which it
+// takes in order; with its own share done it takes the last tasks of the
+// others' shares. A loop of calls that write per-task results (partial
+// sums by task) then mostly finds each task's results in the cache of
+// the core that wrote them last, where For hands every task to whichever
+// goroutine asks next.
+//
+// A training step is one call: its positives' pass, the threshold
+// selected from their scores (mid), and the negatives' pass. On a 2-vCPU
+// AMD EPYC, the median of twelve generalized epochs at two threads,
+// alternating in one process with one thread and the variants, four
+// runs: 58.7–67.8 ms an epoch against 61.7–69.8 as two calls of Tasks
+// and 62.3–71.0 as one call of Phases handing tasks out as For does (one
+// thread 104–111 ms).
+func Phases(workers, n1 int, f1 func(i int), mid func() int, f2 func(i int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if n1 <= 0 || workers <= 1 {
+		Tasks(n1, workers, f1)
+		Tasks(mid(), workers, f2)
+		return
+	}
+	if n1 >= maxShare {
+		panic("parallel: Phases of 2³¹ tasks or more")
+	}
+	defer trace.StartRegion(context.Background(), "parallel.For").End()
+	j := &job{n: math.MaxInt, chunk: 1, fin: make(chan struct{}), n1: int64(n1), mid: mid, gate: make(chan struct{})}
+	j.f = func(c, _, _ int) {
+		if c < n1 {
+			f1(c)
+		} else {
+			f2(c - n1)
+		}
+	}
+	j.nc.Store(math.MaxInt64) // until mid says how many
+	j.shares = make([]share, workers)
+	setShares(j.shares, 0, int64(n1))
+	invite(j, workers-1)
+	j.runShares(0)
+	j.wait()
+	withdraw(j)
+}
+
+// maxShare bounds a Phases call's tasks: a share packs two task indices in
+// 64 bits.
+const maxShare = 1 << 31
+
+// share is one goroutine's range of a Phases call's tasks not yet handed
+// out, packed front<<32 | back, on a cache line of its own: the owner
+// takes from the front, others from the back.
+type share struct {
+	fb atomic.Uint64
+	_  [56]byte
+}
+
+// setShares shares tasks [lo, hi) out among shares in contiguous ranges.
+func setShares(shares []share, lo, hi int64) {
+	k := int64(len(shares))
+	for p := range shares {
+		a, b := lo+(hi-lo)*int64(p)/k, lo+(hi-lo)*int64(p+1)/k
+		shares[p].fb.Store(uint64(a)<<32 | uint64(b))
+	}
+}
+
+// take hands goroutine p a task: the front of its own share, else the back
+// of another's.
+func take(shares []share, p int) (int64, bool) {
+	k := len(shares)
+	for i := range k {
+		fb := &shares[(p+i)%k].fb
+		for {
+			v := fb.Load()
+			f, b := v>>32, v&(1<<32-1)
+			if f >= b {
+				break
+			}
+			if i == 0 {
+				if fb.CompareAndSwap(v, (f+1)<<32|b) {
+					return int64(f), true
+				}
+			} else if fb.CompareAndSwap(v, f<<32|(b-1)) {
+				return int64(b - 1), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// runShares is run for goroutine p of a Phases call (the caller is 0).
+func (j *job) runShares(p int) {
+	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
+	p %= len(j.shares)
+	for {
+		c, ok := take(j.shares, p)
+		if !ok {
+			if !j.open.Load() {
+				j.awaitGate()
+				continue
+			}
+			withdraw(j)
+			return
+		}
+		j.f(int(c), 0, 0)
+		done := j.done.Add(1)
+		if done == j.n1 {
+			n2 := int64(j.mid())
+			if n2 < 0 || n2 >= maxShare {
+				panic("parallel: Phases' mid returned a negative count or one of 2³¹ or more")
+			}
+			j.nc.Store(j.n1 + n2)
+			setShares(j.shares, j.n1, j.n1+n2)
+			j.open.Store(true)
+			close(j.gate)
+			if n2 == 0 {
+				close(j.fin)
+			}
+			continue
+		}
+		if done == j.nc.Load() {
+			close(j.fin)
+		}
+	}
+}
+
+// awaitGate waits for a Phases call's mid to have run: watching for up to
+// spinLong (mid is a training step's serial part, tens of microseconds),
+// then asleep.
+func (j *job) awaitGate() {
+	start := time.Now()
+	for i := 0; !j.open.Load(); i++ {
+		if i%64 == 63 {
+			if time.Since(start) > spinLong {
+				<-j.gate
+				return
+			}
+			if i%yieldEvery == yieldEvery-1 {
+				runtime.Gosched()
+			}
 		}
 	}
 }
@@ -254,7 +417,11 @@ func withdraw(j *job) { offer.CompareAndSwap(j, nil) }
 
 // join runs j's chunks if one of its seats is free.
 func (j *job) join() {
-	if j.seats.Add(-1) >= 0 {
+	if s := j.seats.Add(-1); s >= 0 {
+		if j.shares != nil {
+			j.runShares(j.invited - int(s))
+			return
+		}
 		j.run()
 	}
 }
@@ -305,12 +472,12 @@ func spin(last *job, spinFor time.Duration) *job {
 	start := time.Now()
 	from := start // when last was last seen running
 	for i := 0; ; i++ {
-		if j := offer.Load(); j != nil && j != last && j.next.Load() < j.nc {
+		if j := offer.Load(); j != nil && j != last && j.next.Load() < j.nc.Load() && j.done.Load() < j.nc.Load() {
 			return j
 		}
 		if i%64 == 63 {
 			now := time.Now()
-			if last != nil && last.invited >= longSpinners && last.done.Load() < last.nc && now.Sub(start) < spinTail {
+			if last != nil && last.invited >= longSpinners && last.done.Load() < last.nc.Load() && now.Sub(start) < spinTail {
 				from = now
 			} else if now.Sub(from) > spinFor {
 				return nil

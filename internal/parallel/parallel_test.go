@@ -132,6 +132,104 @@ func TestTasks(t *testing.T) {
 	}
 }
 
+// TestPhases: every task of both phases once, mid once between them
+// (after every f1, before every f2), on no more goroutines than asked for,
+// also with tasks of unequal length, a mid that takes a while, nested
+// calls in either phase and in mid, and callers at once.
+func TestPhases(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	check := func(t *testing.T, n1, n2, workers int, nested bool) {
+		seen1, seen2 := make([]atomic.Int32, max(0, n1)), make([]atomic.Int32, n2)
+		var done1, mids, early, late, running, most, inner atomic.Int32
+		var midDone atomic.Bool
+		busy := func(i int) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			if i%7 == 0 {
+				time.Sleep(50 * time.Microsecond)
+			}
+			if nested && i%5 == 0 {
+				For(10, 3, 0, func(_, lo, hi int) { inner.Add(int32(hi - lo)) })
+			}
+			running.Add(-1)
+		}
+		Phases(workers, n1, func(i int) {
+			if midDone.Load() {
+				late.Add(1)
+			}
+			busy(i)
+			seen1[i].Add(1)
+			done1.Add(1)
+		}, func() int {
+			mids.Add(1)
+			if done1.Load() != int32(max(0, n1)) {
+				early.Add(1)
+			}
+			time.Sleep(100 * time.Microsecond)
+			if nested {
+				Tasks(4, 0, func(int) { inner.Add(10) })
+			}
+			midDone.Store(true)
+			return n2
+		}, func(i int) {
+			if !midDone.Load() {
+				early.Add(1)
+			}
+			busy(i)
+			seen2[i].Add(1)
+		})
+		if mids.Load() != 1 || early.Load() != 0 || late.Load() != 0 {
+			t.Errorf("n1=%d n2=%d workers=%d: mid ran %d times; %d tasks or mids before their turn, %d first-phase tasks after mid",
+				n1, n2, workers, mids.Load(), early.Load(), late.Load())
+		}
+		for i := range seen1 {
+			if v := seen1[i].Load(); v != 1 {
+				t.Errorf("n1=%d n2=%d workers=%d: first-phase task %d ran %d times", n1, n2, workers, i, v)
+			}
+		}
+		for i := range seen2 {
+			if v := seen2[i].Load(); v != 1 {
+				t.Errorf("n1=%d n2=%d workers=%d: second-phase task %d ran %d times", n1, n2, workers, i, v)
+			}
+		}
+		if w := int32(max(1, workers)); workers > 0 && most.Load() > w {
+			t.Errorf("n1=%d n2=%d workers=%d: %d goroutines ran tasks at once", n1, n2, workers, most.Load())
+		}
+		if nested {
+			if want := int32(40 + 10*(Chunks(max(0, n1), 5)+Chunks(n2, 5))); inner.Load() != want {
+				t.Errorf("n1=%d n2=%d workers=%d: nested calls covered %d items, want %d", n1, n2, workers, inner.Load(), want)
+			}
+		}
+	}
+	for _, tc := range []struct{ n1, n2, workers int }{
+		{0, 5, 3}, {5, 0, 3}, {1, 1, 2}, {37, 53, 0}, {100, 100, 8}, {3, 200, 16}, {200, 3, 2}, {20, 20, 1}, {-1, 4, 2},
+	} {
+		check(t, tc.n1, tc.n2, tc.workers, false)
+		check(t, tc.n1, tc.n2, tc.workers, true)
+	}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			check(t, 48, 50, 0, true)
+		}()
+	}
+	wg.Wait()
+	// Phases inside For's chunks and For's inside Phases'.
+	var total atomic.Int64
+	For(8, 1, 0, func(_, _, _ int) {
+		Phases(0, 6, func(int) { total.Add(1) }, func() int { return 6 }, func(int) {
+			For(4, 1, 0, func(_, _, _ int) { total.Add(1) })
+		})
+	})
+	if got := total.Load(); got != 8*(6+6*4) {
+		t.Errorf("nested Phases and For ran %d tasks, want %d", got, 8*(6+6*4))
+	}
+}
+
 // BenchmarkForEmpty is the cost of one call of For with nothing to do in
 // its chunks (what a loop of small calls pays per call).
 func BenchmarkForEmpty(b *testing.B) {
@@ -187,6 +285,39 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 			ideal := time.Duration(b.N) * (24*task + serial)
 			b.ReportMetric(float64(b.Elapsed()-ideal)/float64(b.N)/1e3, "overhead-µs/call")
+		})
+	}
+}
+
+// BenchmarkStepOverhead is a training step of two goroutines, 48 tasks
+// of 25 µs, a serial part of 20 µs (the threshold), 48 more tasks and 20
+// µs between steps (the update), as one call of Phases or as two calls of
+// Tasks around the serial part, reported as overhead-µs/step (wall time
+// less 48 tasks and the serial parts).
+func BenchmarkStepOverhead(b *testing.B) {
+	busy := func(d time.Duration) {
+		for start := time.Now(); time.Since(start) < d; {
+		}
+	}
+	const task, serial = 25 * time.Microsecond, 20 * time.Microsecond
+	for _, phases := range []bool{true, false} {
+		name := "Tasks"
+		if phases {
+			name = "Phases"
+		}
+		b.Run(name, func(b *testing.B) {
+			mid := func() int { busy(serial); return 48 }
+			for b.Loop() {
+				if phases {
+					Phases(2, 48, func(int) { busy(task) }, mid, func(int) { busy(task) })
+				} else {
+					Tasks(48, 2, func(int) { busy(task) })
+					Tasks(mid(), 2, func(int) { busy(task) })
+				}
+				busy(serial)
+			}
+			ideal := time.Duration(b.N) * (48*task + 2*serial)
+			b.ReportMetric(float64(b.Elapsed()-ideal)/float64(b.N)/1e3, "overhead-µs/step")
 		})
 	}
 }
