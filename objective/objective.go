@@ -577,14 +577,13 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		cT        float64 // ∂Loss/∂t
 		dLogVolDt float64 // ∂logVol/∂t
 		volume    func()
-		negTask   func(int)
 		negSum    func() (s, ds float64)
 	)
 	// The volume term: log Vol(N_t) and, when a gradient is wanted, its
 	// gradient into e.vol.
 	volGrad := bv != 0 && (grad != nil || out.Pos != nil)
 	thrGrad := e.cfg.Threshold != Detached && grad != nil
-	mid := func() int {
+	mid := func() parallel.Phase {
 		t, rows, wts = e.threshold(nPos)
 		v = Value{T: t, NegTerm: math.NaN()}
 		volume = func() {
@@ -620,20 +619,21 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 			})
 		}
 		if a == 0 {
-			negTask = func(i int) { extra[i]() }
-			return len(extra)
+			return parallel.Phase{N: len(extra), Lead: len(extra), Do: func(i int) { extra[i]() }}
 		}
 		e.neg = grow(e.neg, nNeg)
 		n, task, sum := e.negTasks(k, neg, t, grad, out.Neg, extra)
-		negTask, negSum = task, sum
-		return n
+		negSum = sum
+		// The extra tasks (the volume's, the threshold's rows) are handed
+		// out first, one to each goroutine, before the chunks' shares.
+		return parallel.Phase{N: n, Lead: len(extra), Do: task}
 	}
 	// One parallel call for both passes: its goroutines wait for mid
 	// rather than leave and be invited again, and each mostly scores the
 	// same chunks every step (parallel.Phases). Two-thread generalized
 	// epochs on a 2-vCPU AMD EPYC, alternating processes: 45.0–51.9 ms
 	// against 54.5–56.4 (and 70.4 in a slow spell) as two calls of Tasks.
-	parallel.Phases(e.cfg.Workers, len(pre)+nc, posTask, mid, func(i int) { negTask(i) })
+	parallel.Phases(e.cfg.Workers, parallel.Phase{N: len(pre) + nc, Lead: len(pre), Do: posTask}, mid)
 	if a != 0 {
 		s, ds := negSum()
 		v.NegTerm = s / float64(nNeg)

@@ -10,6 +10,7 @@ package parallel
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"runtime/trace"
@@ -128,12 +129,15 @@ type job struct {
 	invited  int           // workers invited (seats at the start)
 	fin      chan struct{} // closed by whoever finishes the last chunk
 
-	// Phases only: each goroutine's share of the phase's chunks not yet
-	// handed out (the caller's first), the first phase's chunks, mid, and
-	// gate, closed once mid has run (then open is set).
+	// Phases only: the two phases (the second set by mid), the next of
+	// each one's lead tasks, each goroutine's share of the phase's other
+	// tasks not yet handed out (the caller's first), and gate, closed once
+	// mid has run (then open is set). Tasks are numbered across the
+	// phases: the second's from the first's N on.
+	phases [2]Phase
+	lead   [2]atomic.Int64
 	shares []share
-	n1     int64
-	mid    func() int
+	mid    func() Phase
 	open   atomic.Bool
 	gate   chan struct{}
 }
@@ -157,21 +161,30 @@ func (j *job) run() {
 	}
 }
 
-// Phases calls f1(i) for i = 0..n1−1, then mid once, then f2(i) for i =
-// 0..n2−1, n2 being what mid returns, on up to workers goroutines (0
-// means GOMAXPROCS): Tasks(n1, workers, f1), mid() and Tasks(n2, workers,
-// f2), in one call whose goroutines stay with it across mid. mid sees
-// every f1 done and every f2 sees mid done; the goroutine that finishes
-// the first phase's last task runs mid while the others wait (watching,
-// then asleep). n1 and n2 are below 2³¹.
+// A Phase is tasks 0..N−1 of a call of Phases: Do(i) for each i. The
+// first Lead are handed out in order to whichever goroutine asks next, as
+// Tasks hands tasks out (tasks longer than the others, put first); the
+// others in shares (Phases).
+type Phase struct {
+	N, Lead int
+	Do      func(i int)
+}
+
+// Phases runs the tasks of first, then mid once, then the tasks of the
+// phase mid returns, on up to workers goroutines (0 means GOMAXPROCS): as
+// Tasks would run each phase, with mid between them, but in one call
+// whose goroutines stay with it across mid. mid sees every task of first
+// done, and every task of the second phase sees mid done; the goroutine
+// that finishes the first phase's last task runs mid while the others
+// wait (watching, then asleep). A phase has fewer than 2³¹ tasks.
 //
-// Each goroutine has a share of each phase's tasks: a contiguous range,
-// the caller's first (the tasks handed out first, as in Tasks), which it
-// takes in order; with its own share done it takes the last tasks of the
-// others' shares. A loop of calls that write per-task results (partial
-// sums by task) then mostly finds each task's results in the cache of
-// the core that wrote them last, where For hands every task to whichever
-// goroutine asks next.
+// After its lead tasks, each goroutine has a share of a phase's tasks: a
+// contiguous range (the caller's first), which it takes in order, and
+// with its own share done it takes the last tasks of the others' shares.
+// A loop of calls that write per-task results (partial sums by task)
+// then mostly finds each task's results in the cache of the core that
+// wrote them last, where For hands every task to whichever goroutine asks
+// next.
 //
 // A training step is one call: its positives' pass, the threshold
 // selected from their scores (mid), and the negatives' pass. On a 2-vCPU
@@ -180,34 +193,33 @@ func (j *job) run() {
 // runs: 58.7–67.8 ms an epoch against 61.7–69.8 as two calls of Tasks
 // and 62.3–71.0 as one call of Phases handing tasks out as For does (one
 // thread 104–111 ms).
-func Phases(workers, n1 int, f1 func(i int), mid func() int, f2 func(i int)) {
+func Phases(workers int, first Phase, mid func() Phase) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if n1 <= 0 || workers <= 1 {
-		Tasks(n1, workers, f1)
-		Tasks(mid(), workers, f2)
+	if first.N <= 0 || workers <= 1 {
+		Tasks(first.N, workers, first.Do)
+		second := mid()
+		Tasks(second.N, workers, second.Do)
 		return
 	}
-	if n1 >= maxShare {
-		panic("parallel: Phases of 2³¹ tasks or more")
-	}
+	checkPhase(first)
 	defer trace.StartRegion(context.Background(), "parallel.For").End()
-	j := &job{n: math.MaxInt, chunk: 1, fin: make(chan struct{}), n1: int64(n1), mid: mid, gate: make(chan struct{})}
-	j.f = func(c, _, _ int) {
-		if c < n1 {
-			f1(c)
-		} else {
-			f2(c - n1)
-		}
-	}
+	j := &job{fin: make(chan struct{}), mid: mid, gate: make(chan struct{})}
+	j.phases[0] = first
 	j.nc.Store(math.MaxInt64) // until mid says how many
 	j.shares = make([]share, workers)
-	setShares(j.shares, 0, int64(n1))
+	setShares(j.shares, int64(min(first.Lead, first.N)), int64(first.N))
 	invite(j, workers-1)
 	j.runShares(0)
 	j.wait()
 	withdraw(j)
+}
+
+func checkPhase(p Phase) {
+	if p.N >= maxShare || p.Lead < 0 {
+		panic(fmt.Sprintf("parallel: a phase of %d tasks, %d of them lead tasks", p.N, p.Lead))
+	}
 }
 
 // maxShare bounds a Phases call's tasks: a share packs two task indices in
@@ -255,12 +267,29 @@ func take(shares []share, p int) (int64, bool) {
 	return 0, false
 }
 
+// takeTask hands goroutine p a task of a Phases call: a lead task of the
+// phase it sees, else one from the shares (which may be the second
+// phase's once mid has run).
+func (j *job) takeTask(p int) (int64, bool) {
+	k, base := 0, int64(0)
+	if j.open.Load() {
+		k, base = 1, int64(j.phases[0].N)
+	}
+	if lead := int64(j.phases[k].Lead); j.lead[k].Load() < lead {
+		if c := j.lead[k].Add(1) - 1; c < lead && c < int64(j.phases[k].N) {
+			return base + c, true
+		}
+	}
+	return take(j.shares, p)
+}
+
 // runShares is run for goroutine p of a Phases call (the caller is 0).
 func (j *job) runShares(p int) {
 	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
 	p %= len(j.shares)
+	n1 := int64(j.phases[0].N)
 	for {
-		c, ok := take(j.shares, p)
+		c, ok := j.takeTask(p)
 		if !ok {
 			if !j.open.Load() {
 				j.awaitGate()
@@ -269,15 +298,19 @@ func (j *job) runShares(p int) {
 			withdraw(j)
 			return
 		}
-		j.f(int(c), 0, 0)
+		if c < n1 {
+			j.phases[0].Do(int(c))
+		} else {
+			j.phases[1].Do(int(c - n1))
+		}
 		done := j.done.Add(1)
-		if done == j.n1 {
-			n2 := int64(j.mid())
-			if n2 < 0 || n2 >= maxShare {
-				panic("parallel: Phases' mid returned a negative count or one of 2³¹ or more")
-			}
-			j.nc.Store(j.n1 + n2)
-			setShares(j.shares, j.n1, j.n1+n2)
+		if done == n1 {
+			second := j.mid()
+			checkPhase(second)
+			n2 := int64(max(0, second.N))
+			j.phases[1] = second
+			j.nc.Store(n1 + n2)
+			setShares(j.shares, n1+int64(min(max(0, second.Lead), second.N)), n1+n2)
 			j.open.Store(true)
 			close(j.gate)
 			if n2 == 0 {

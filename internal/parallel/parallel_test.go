@@ -139,7 +139,7 @@ func TestTasks(t *testing.T) {
 func TestPhases(t *testing.T) {
 	old := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(old)
-	check := func(t *testing.T, n1, n2, workers int, nested bool) {
+	check := func(t *testing.T, n1, n2, lead, workers int, nested bool) {
 		seen1, seen2 := make([]atomic.Int32, max(0, n1)), make([]atomic.Int32, n2)
 		var done1, mids, early, late, running, most, inner atomic.Int32
 		var midDone atomic.Bool
@@ -155,14 +155,14 @@ func TestPhases(t *testing.T) {
 			}
 			running.Add(-1)
 		}
-		Phases(workers, n1, func(i int) {
+		Phases(workers, Phase{N: n1, Lead: lead, Do: func(i int) {
 			if midDone.Load() {
 				late.Add(1)
 			}
 			busy(i)
 			seen1[i].Add(1)
 			done1.Add(1)
-		}, func() int {
+		}}, func() Phase {
 			mids.Add(1)
 			if done1.Load() != int32(max(0, n1)) {
 				early.Add(1)
@@ -172,17 +172,17 @@ func TestPhases(t *testing.T) {
 				Tasks(4, 0, func(int) { inner.Add(10) })
 			}
 			midDone.Store(true)
-			return n2
-		}, func(i int) {
-			if !midDone.Load() {
-				early.Add(1)
-			}
-			busy(i)
-			seen2[i].Add(1)
+			return Phase{N: n2, Lead: lead, Do: func(i int) {
+				if !midDone.Load() {
+					early.Add(1)
+				}
+				busy(i)
+				seen2[i].Add(1)
+			}}
 		})
 		if mids.Load() != 1 || early.Load() != 0 || late.Load() != 0 {
-			t.Errorf("n1=%d n2=%d workers=%d: mid ran %d times; %d tasks or mids before their turn, %d first-phase tasks after mid",
-				n1, n2, workers, mids.Load(), early.Load(), late.Load())
+			t.Errorf("n1=%d n2=%d lead=%d workers=%d: mid ran %d times; %d tasks or mids before their turn, %d first-phase tasks after mid",
+				n1, n2, lead, workers, mids.Load(), early.Load(), late.Load())
 		}
 		for i := range seen1 {
 			if v := seen1[i].Load(); v != 1 {
@@ -203,26 +203,29 @@ func TestPhases(t *testing.T) {
 			}
 		}
 	}
-	for _, tc := range []struct{ n1, n2, workers int }{
-		{0, 5, 3}, {5, 0, 3}, {1, 1, 2}, {37, 53, 0}, {100, 100, 8}, {3, 200, 16}, {200, 3, 2}, {20, 20, 1}, {-1, 4, 2},
+	for _, tc := range []struct{ n1, n2, lead, workers int }{
+		{0, 5, 0, 3}, {5, 0, 1, 3}, {1, 1, 0, 2}, {1, 1, 1, 2}, {37, 53, 3, 0}, {100, 100, 0, 8}, {3, 200, 5, 16},
+		{200, 3, 2, 2}, {20, 20, 1, 1}, {-1, 4, 0, 2}, {10, 10, 10, 3},
 	} {
-		check(t, tc.n1, tc.n2, tc.workers, false)
-		check(t, tc.n1, tc.n2, tc.workers, true)
+		check(t, tc.n1, tc.n2, tc.lead, tc.workers, false)
+		check(t, tc.n1, tc.n2, tc.lead, tc.workers, true)
 	}
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			check(t, 48, 50, 0, true)
+			check(t, 48, 50, 2, 0, true)
 		}()
 	}
 	wg.Wait()
 	// Phases inside For's chunks and For's inside Phases'.
 	var total atomic.Int64
 	For(8, 1, 0, func(_, _, _ int) {
-		Phases(0, 6, func(int) { total.Add(1) }, func() int { return 6 }, func(int) {
-			For(4, 1, 0, func(_, _, _ int) { total.Add(1) })
+		Phases(0, Phase{N: 6, Do: func(int) { total.Add(1) }}, func() Phase {
+			return Phase{N: 6, Lead: 1, Do: func(int) {
+				For(4, 1, 0, func(_, _, _ int) { total.Add(1) })
+			}}
 		})
 	})
 	if got := total.Load(); got != 8*(6+6*4) {
@@ -309,7 +312,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			mid := func() int { busy(serial); return 48 }
 			for b.Loop() {
 				if phases {
-					Phases(2, 48, func(int) { busy(task) }, mid, func(int) { busy(task) })
+					Phases(2, Phase{N: 48, Do: func(int) { busy(task) }}, func() Phase { return Phase{N: mid(), Do: func(int) { busy(task) }} })
 				} else {
 					Tasks(48, 2, func(int) { busy(task) })
 					Tasks(mid(), 2, func(int) { busy(task) })
