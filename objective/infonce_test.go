@@ -135,7 +135,7 @@ func TestEvalRowGrads(t *testing.T) {
 		for _, o := range []Objective{Neg, Vol, NegVol} {
 			for _, mode := range []ThresholdMode{Soft, OrderStatistic, Detached} {
 				ev, _ := New(Config{Objective: o, Threshold: mode, Lambda: 0.3})
-				nPos, nNeg := 200, chunkRows(3)+300
+				nPos, nNeg := 200, chunkRows(3, 6)+300
 				b := Batch{Pos: randRows(rng, nPos, 3, 1), Neg: randRows(rng, nNeg, 3, 2)}
 				g1 := make([]float64, g.NumParams())
 				v1, err := ev.Eval(g, b, Grads{Params: g1})

@@ -299,11 +299,12 @@ type Value struct {
 // applied by the kernel at once (a block of rows at a time:
 // kernel.Sigmoids runs on vectors where the build has them). The sums are
 // taken per chunk, then over the chunks in order. extra run as the first
-// tasks, before the chunks.
-func (e *Evaluator) negTasks(k kernels, neg side, t float64, grad, negW []float64, extra []func()) (int, func(task int), func() (s, ds float64)) {
+// tasks, before the chunks. params is the geometry's number of
+// parameters (the chunks' length follows it: chunkRows).
+func (e *Evaluator) negTasks(k kernels, neg side, params int, t float64, grad, negW []float64, extra []func()) (int, func(task int), func() (s, ds float64)) {
 	n := neg.n
 	a, _ := e.cfg.Weights()
-	cp := chunksOf(n, neg.d)
+	cp := chunksOf(n, neg.d, params)
 	nc := cp.nc
 	sums := make([][2]float64, nc)
 	e.partial = growRows(e.partial, nc)
@@ -397,16 +398,29 @@ func growRows[E any](s []E, n int) []E {
 // ErrNonFinite reports a NaN or infinite loss or gradient.
 var ErrNonFinite = errors.New("non-finite objective")
 
-// chunkRows is the number of rows of d a parallel chunk aims at: about
-// 32 768 values (128 KiB of float32, well inside a core's L2 cache),
-// between 256 and 4096 rows and a multiple of 16 (the kernels' blocks), so
-// that a batch of a few thousand rows still makes tens of chunks to share
-// out.
-func chunkRows(d int) int { return min(4096, max(256, 32768/d/16*16)) }
+// chunkRows is the number of rows of d a parallel chunk aims at, for a
+// geometry of params parameters: about 32 768 values (128 KiB of float32,
+// well inside a core's L2 cache), between 256 and 4096 rows and a
+// multiple of 16 (the kernels' blocks), so that a batch of a few thousand
+// rows still makes tens of chunks to share out — and at least 4·params/d
+// rows, so that a chunk's partial gradient (params float64s, cleared,
+// accumulated and summed with the others) is at most half its rows'
+// bytes. A single-norm at d = 128 has 16 385 parameters, 128 KiB of
+// partial gradient a chunk: a step of the paper's batch made 48 chunks
+// of 256 or 272 rows, 6.3 MB of partials to clear, fill and sum against
+// 6.5 MB of rows, and summing them took 9.3–10.2 ms of a 390 ms epoch on
+// one thread. In 32 chunks of 400 rows, single-norm epochs on a 2-vCPU
+// AMD EPYC, three alternating runs each: 390–394 ms on one thread and
+// 220–229 on two, against 406–412 and 226–236 in 48. (16 chunks of 800
+// rows: 374–393 ms on one thread but 234–246 on two, a chunk of about 300
+// µs left to one goroutine at each pass's end.)
+func chunkRows(d, params int) int {
+	return min(4096, max(256, 32768/d/16*16, ((4*params+d-1)/d+15)/16*16))
+}
 
 // chunking is how a call's n rows are cut into parallel chunks: fixed for
 // n and d, never for the number of goroutines, so that results do not
-// depend on it. More than eight chunks of chunkRows(d) become the nearest
+// depend on it. More than eight chunks of chunkRows become the nearest
 // multiple of 16 chunks (at least 16), of whole blocks of 16 rows shared
 // out evenly, so that 2, 4, 8, 12 or 16 goroutines get as many rows each.
 // A step of the paper's batch (12 800 rows at d = 128) made 50 chunks of
@@ -422,10 +436,10 @@ type chunking struct {
 	blocks int // blocks of 16 rows (the last may be short)
 }
 
-func chunksOf(n, d int) chunking {
+func chunksOf(n, d, params int) chunking {
 	const block = 16
 	nb := (n + block - 1) / block
-	nc := parallel.Chunks(n, chunkRows(d))
+	nc := parallel.Chunks(n, chunkRows(d, params))
 	if nc > 8 {
 		nc = max(16, (nc+8)/16*16)
 	}
@@ -536,7 +550,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		return Value{}, err
 	}
 	e.pos = grow(e.pos, nPos)
-	cp := chunksOf(nPos, d)
+	cp := chunksOf(nPos, d, g.NumParams())
 	nc := cp.nc
 	e.spans = growRows(e.spans, nc)
 	e.nChunks = nc
@@ -622,7 +636,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 			return parallel.Phase{N: len(extra), Lead: len(extra), Do: func(i int) { extra[i]() }}
 		}
 		e.neg = grow(e.neg, nNeg)
-		n, task, sum := e.negTasks(k, neg, t, grad, out.Neg, extra)
+		n, task, sum := e.negTasks(k, neg, g.NumParams(), t, grad, out.Neg, extra)
 		negSum = sum
 		// The extra tasks (the volume's, the threshold's rows) are handed
 		// out first, one to each goroutine, before the chunks' shares.

@@ -469,35 +469,47 @@ func TestWindowFromChunks(t *testing.T) {
 
 // TestChunking: the chunks cover a call's rows in order, each a non-empty
 // run of whole 16-row blocks (but the last), their number a multiple of 16
-// where there are more than eight of chunkRows(d), and their lengths
-// within a block of each other there.
+// where there are more than eight of chunkRows, and their lengths within
+// a block of each other there; a geometry of many parameters gets chunks
+// long enough for its partial gradients.
 func TestChunking(t *testing.T) {
 	t.Parallel()
 	for _, d := range []int{3, 40, 128, 1000} {
-		for _, n := range []int{1, 15, 16, 17, 255, 256, 257, 2000, 9 * 256, 12800, 12801, 50000, 1 << 20} {
-			p := chunksOf(n, d)
-			next, short, long := 0, n, 0
-			for c := range p.nc {
-				lo, hi := p.bounds(c)
-				if lo != next || hi <= lo || lo%16 != 0 || (hi%16 != 0 && hi != n) {
-					t.Fatalf("n=%d d=%d: chunk %d of %d is [%d, %d) after %d", n, d, c, p.nc, lo, hi, next)
-				}
-				if hi < n || n%16 == 0 {
-					short, long = min(short, hi-lo), max(long, hi-lo)
-				}
-				next = hi
+		for _, params := range []int{2 * d, d*d + 1} {
+			if r := chunkRows(d, params); r%16 != 0 || r < 256 || r > 4096 || (r < 4096 && r*d < 4*params) {
+				t.Errorf("d=%d params=%d: chunks of %d rows", d, params, r)
 			}
-			if next != n {
-				t.Fatalf("n=%d d=%d: the chunks end at %d", n, d, next)
-			}
-			if parallel.Chunks(n, chunkRows(d)) > 8 {
-				if p.nc%16 != 0 || long-short > 16 {
-					t.Errorf("n=%d d=%d: %d chunks of %d to %d rows", n, d, p.nc, short, long)
-				}
+			for _, n := range []int{1, 15, 16, 17, 255, 256, 257, 2000, 9 * 256, 12800, 12801, 50000, 1 << 20} {
+				checkChunking(t, n, d, params)
 			}
 		}
 	}
-	if p := chunksOf(12800, 128); p.nc != 48 {
-		t.Errorf("a step of the paper's batch at d = 128: %d chunks, want 48", p.nc)
+	if p := chunksOf(12800, 128, 256); p.nc != 48 {
+		t.Errorf("a step of the paper's batch at d = 128, a generalized ball: %d chunks, want 48", p.nc)
+	}
+	if p := chunksOf(12800, 128, 128*128+1); p.nc != 32 {
+		t.Errorf("a step of the paper's batch at d = 128, a single-norm: %d chunks, want 32", p.nc)
+	}
+}
+
+func checkChunking(t *testing.T, n, d, params int) {
+	t.Helper()
+	p := chunksOf(n, d, params)
+	next, short, long := 0, n, 0
+	for c := range p.nc {
+		lo, hi := p.bounds(c)
+		if lo != next || hi <= lo || lo%16 != 0 || (hi%16 != 0 && hi != n) {
+			t.Fatalf("n=%d d=%d params=%d: chunk %d of %d is [%d, %d) after %d", n, d, params, c, p.nc, lo, hi, next)
+		}
+		if hi < n || n%16 == 0 {
+			short, long = min(short, hi-lo), max(long, hi-lo)
+		}
+		next = hi
+	}
+	if next != n {
+		t.Fatalf("n=%d d=%d params=%d: the chunks end at %d", n, d, params, next)
+	}
+	if parallel.Chunks(n, chunkRows(d, params)) > 8 && (p.nc%16 != 0 || long-short > 16) {
+		t.Errorf("n=%d d=%d params=%d: %d chunks of %d to %d rows", n, d, params, p.nc, short, long)
 	}
 }
