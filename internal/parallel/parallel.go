@@ -2,8 +2,8 @@
 // goroutines, so that results do not depend on how many goroutines there
 // are and no goroutine is started per call.
 //
-// In an execution trace (runtime/trace) each call of For is a region
-// "parallel.For" on the calling goroutine, and each goroutine's turn at a
+// In an execution trace (runtime/trace) each call of For (or Phases) is a
+// region "parallel.For" on the calling goroutine, and each goroutine's turn at a
 // call's chunks a region "parallel.chunks": when the workers joined, how
 // long the caller waited for the last chunks (bench/traceinfo.py).
 package parallel
