@@ -340,6 +340,8 @@ func TestSetFileValidation(t *testing.T) {
 		{`"exponents": [`, `"exponents": [-1, `, "exponent"},
 		{`"dim": 2,`, `"dim": 2, "shift": [1],`, "shift: geometry: a shift of 1 values for a geometry of dimension 2"},
 		{`"dim": 2,`, `"dim": 2, "shift": [1, 1e39],`, "shift: geometry: shift[1] is 1e+39"},
+		{`"mode": "one-per-anchor"`, `"mode": "one-per-anchor", "mode": "pooled"`, "calibration.mode is given twice"},
+		{`"kind": "genball",`, ``, "geometry.kind is missing"},
 	} {
 		if !strings.Contains(good, c.from) {
 			t.Fatalf("fixture lacks %q:\n%s", c.from, good)

@@ -50,7 +50,7 @@ func Decode(s Spec) (Geometry, error) {
 	case s.Kind == 0 && s.Dim == 0 && len(s.Params) == 0:
 		return nil, fmt.Errorf(`geometry is missing (want {"kind": …, "dim": …} and the kind's parameters)`)
 	case s.Kind == 0:
-		return nil, fmt.Errorf("geometry.kind is missing (want %s)", OrList(kinds(func(family) bool { return true })))
+		return nil, missingKind()
 	case !ok:
 		return nil, fmt.Errorf("geometry: unknown kind %v", s.Kind)
 	case s.Dim == 0:
@@ -74,6 +74,11 @@ func Decode(s Spec) (Geometry, error) {
 		return nil, fmt.Errorf("geometry: %v: its unit set has log-volume %v", s.Kind, g.LogVolume(1))
 	}
 	return g, nil
+}
+
+// missingKind is the error for a geometry without its kind.
+func missingKind() error {
+	return fmt.Errorf("geometry.kind is missing (want %s)", OrList(kinds(func(family) bool { return true })))
 }
 
 // MarshalJSON writes {"kind": …, "dim": …, then the parameters in the
@@ -152,6 +157,9 @@ func (s *Spec) unmarshalSlow(data []byte) error {
 		if err := json.Unmarshal(raw, &s.Dim); err != nil {
 			return fmt.Errorf("geometry: dim: %w", err)
 		}
+	}
+	if s.Kind == 0 && len(fields) > 0 {
+		return missingKind() // not its parameters as another kind's
 	}
 	f := families[s.Kind]
 	for _, name := range slices.Sorted(maps.Keys(fields)) { // the first bad field, by name
