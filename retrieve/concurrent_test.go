@@ -24,22 +24,12 @@ func TestConcurrentUse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	const d = 16
 	test := sim.Gauss(rng, 200, 4, d)
-	rows := make([]float32, retrieve.HalfMinRows*d)
-	for i := range rows {
-		rows[i] = float32(rng.NormFloat64())
-	}
+	rows := normalValues(rng, retrieve.HalfMinRows*d)
 	c, err := retrieve.NewCollection(rows, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, p := make([]float64, d), make([]float64, d)
-	for j := range d {
-		m[j], p[j] = 1+rng.Float64(), 1.5
-	}
-	gb, err := geometry.NewGenBall(m, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gb := randomGenBall(t, rng, d)
 	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}
 	sets := []*conformal.Set{
 		{Geometry: geometry.Ball{D: d}, Threshold: 5, Alpha: 0.05, Calibration: info},
@@ -115,4 +105,28 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(err)
 	}
 	retrieve.WaitCopies(c)
+}
+
+// normalValues is n standard normal values.
+func normalValues(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+// randomGenBall is a generalized ball of dimension d: radii drawn from
+// [1, 2), every exponent 1.5.
+func randomGenBall(t *testing.T, rng *rand.Rand, d int) *geometry.GenBall {
+	t.Helper()
+	m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j], p[j] = 1+rng.Float64(), 1.5
+	}
+	gb, err := geometry.NewGenBall(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gb
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -19,27 +18,12 @@ func review51GenBallBatch(t *testing.T) (*conformal.Set, *retrieve.Collection, [
 	t.Helper()
 	const d, n, m = 32, 8192, 20000
 	rng := rand.New(rand.NewPCG(4, 4))
-	rows := make([]float32, n*d)
-	for i := range rows {
-		rows[i] = float32(rng.NormFloat64())
-	}
-	anchors := make([]float32, m*d)
-	for i := range anchors {
-		anchors[i] = float32(rng.NormFloat64())
-	}
+	rows, anchors := normalValues(rng, n*d), normalValues(rng, m*d)
 	c, err := retrieve.NewCollection(rows, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm, p := make([]float64, d), make([]float64, d)
-	for j := range d {
-		mm[j], p[j] = 1+rng.Float64(), 1.5
-	}
-	gb, err := geometry.NewGenBall(mm, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &conformal.Set{Geometry: gb, Threshold: 40, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}}
+	s := &conformal.Set{Geometry: randomGenBall(t, rng, d), Threshold: 40, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}}
 	c.PrepareBytes() // the compact copy made beforehand: only the batch itself is timed
 	return s, c, anchors
 }

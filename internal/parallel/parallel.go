@@ -286,7 +286,6 @@ func (j *job) takeTask(p int) (int64, bool) {
 // runShares is run for goroutine p of a Phases call (the caller is 0).
 func (j *job) runShares(p int) {
 	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
-	p %= len(j.shares)
 	n1 := int64(j.phases[0].N)
 	for {
 		c, ok := j.takeTask(p)
@@ -322,6 +321,16 @@ func (j *job) runShares(p int) {
 			close(j.fin)
 		}
 	}
+}
+
+// wanted reports whether j may still have work for one more goroutine: a
+// call of For with chunks not yet handed out, a call of Phases not yet
+// done (the second phase's tasks are not known before mid).
+func (j *job) wanted() bool {
+	if j.shares != nil {
+		return j.done.Load() < j.nc.Load()
+	}
+	return j.next.Load() < j.nc.Load()
 }
 
 // awaitGate waits for a Phases call's mid to have run: watching for up to
@@ -505,7 +514,7 @@ func spin(last *job, spinFor time.Duration) *job {
 	start := time.Now()
 	from := start // when last was last seen running
 	for i := 0; ; i++ {
-		if j := offer.Load(); j != nil && j != last && j.next.Load() < j.nc.Load() && j.done.Load() < j.nc.Load() {
+		if j := offer.Load(); j != nil && j != last && j.wanted() {
 			return j
 		}
 		if i%64 == 63 {
