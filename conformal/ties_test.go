@@ -310,16 +310,20 @@ func TestOODTies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Each input's count of the others scoring as high, #{j ≠ i :
+		// s_j ≥ s_i}, by brute force (it does not depend on l).
+		ge := make([]int, n)
+		for i, v := range c.Scores {
+			for j, w := range c.Scores {
+				if j != i && w >= v {
+					ge[i]++
+				}
+			}
+		}
 		for l := 1; l <= n; l++ {
 			loo := 0
-			for i, v := range c.Scores {
-				ge := 0
-				for j, w := range c.Scores {
-					if j != i && w >= v {
-						ge++
-					}
-				}
-				if 1+ge <= l {
+			for _, g := range ge {
+				if 1+g <= l {
 					loo++
 				}
 			}

@@ -47,8 +47,8 @@ func TestSimDeterministic(t *testing.T) {
 // (the paper's sizes, the default data seed, the paper's recipe) with 5
 // seeds: every row covers within 95 ± 1% (one positive per calibration
 // anchor), the baselines' exclusions come out near the paper's, and every
-// learned row excludes at least the paper's figure minus 3 points. About 9
-// minutes on 2 cores (a quarter of the 20-seed table's 34): a long test.
+// learned row excludes at least the paper's figure minus 3 points. 86 s on
+// a 2-vCPU AMD EPYC: a long test.
 func TestPaperSimulation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the simulation table with training: long")

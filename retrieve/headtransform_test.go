@@ -11,6 +11,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestHeadTransformMatchesScan: a set behind a head (the InfoNCE rows'
@@ -24,10 +25,15 @@ import (
 // q on either side), far from the origin too (every coordinate offset by
 // 3 000: the roundings of W·a and W·z then matter, and without the
 // margins the counts and hits differ). Near the origin the filter rules
-// most items out before the exact score.
+// most items out before the exact score. Under the race detector, a third
+// of the cases (in turn): the concurrency is the same in each.
 func TestHeadTransformMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(32, 7))
-	for _, c := range []struct {
+	every := 1
+	if race.Enabled {
+		every = 3
+	}
+	for i, c := range []struct {
 		in, out int
 		inner   string
 		offset  float32
@@ -35,6 +41,9 @@ func TestHeadTransformMatchesScan(t *testing.T) {
 		{24, 24, "genball", 0}, {24, 16, "genball", 0}, {16, 40, "genball", 0}, {40, 40, "genball", 3000}, {16, 24, "genball", 3000},
 		{24, 24, "single1.5", 0}, {40, 40, "single2", 0}, {24, 16, "single2", 0}, {16, 40, "single1.5", 0}, {24, 24, "single2", 3000}, {24, 24, "single1.5", 3000},
 	} {
+		if (i+1)%every != 0 {
+			continue
+		}
 		in, out := c.in, c.out
 		w := make([]float64, out*in)
 		for i := range w {
