@@ -289,19 +289,27 @@ type Value struct {
 	LogVol  float64 // log Vol(N_t)
 }
 
-// negTasks is the negatives' pass as parallel tasks: their number, the
-// task, and sum, to call once every task has run. The tasks score the
-// negatives into e.neg; sum returns Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t).
-// With a non-nil negW the tasks write each row's ∂Loss/∂φ_j = −a·σ'_j/n
-// into it. With a non-nil grad, sum adds the negatives' parameter
-// gradient into it, computed fused: one pass per parallel chunk, in which
-// each negative's score gives its sigmoid and its weight −a·σ'_j/n,
-// applied by the kernel at once (a block of rows at a time:
-// kernel.Sigmoids runs on vectors where the build has them). The sums are
-// taken per chunk, then over the chunks in order. extra run as the first
-// tasks, before the chunks. params is the geometry's number of
-// parameters (the chunks' length follows it: chunkRows).
-func (e *Evaluator) negTasks(k kernels, neg side, params int, t float64, grad, negW []float64, extra []func()) (int, func(task int), func() (s, ds float64)) {
+// negPass is the negatives' pass as parallel tasks (negTasks): n tasks,
+// the extra ones first, then one a chunk; once every task has run, sum
+// returns Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t), and with a gradient
+// wanted, e.partial holds the chunks' partial gradients (sumTasks).
+type negPass struct {
+	n, chunks int
+	task      func(task int)
+	sum       func() (s, ds float64)
+}
+
+// negTasks is the negatives' pass as parallel tasks. They score the
+// negatives into e.neg. With a non-nil negW they write each row's
+// ∂Loss/∂φ_j = −a·σ'_j/n into it. With a non-nil grad they compute the
+// negatives' parameter gradient, a partial one per chunk, fused: one pass
+// per parallel chunk, in which each negative's score gives its sigmoid
+// and its weight −a·σ'_j/n, applied by the kernel at once (a block of rows
+// at a time: kernel.Sigmoids runs on vectors where the build has them).
+// The sums are taken per chunk, then over the chunks in order. extra run
+// as the first tasks, before the chunks. params is the geometry's number
+// of parameters (the chunks' length follows it: chunkRows).
+func (e *Evaluator) negTasks(k kernels, neg side, params int, t float64, grad, negW []float64, extra []func()) negPass {
 	n := neg.n
 	a, _ := e.cfg.Weights()
 	cp := chunksOf(n, neg.d, params)
@@ -352,38 +360,39 @@ func (e *Evaluator) negTasks(k kernels, neg side, params int, t float64, grad, n
 			s += p[0]
 			ds += p[1]
 		}
-		if grad != nil {
-			e.addPartials(grad, nc)
-		}
 		return s, ds
 	}
-	return nc + first, task, sum
+	return negPass{n: nc + first, chunks: nc, task: task, sum: sum}
 }
 
-// addPartials adds the first nc chunks' partial gradients into grad, in
-// chunk order for every entry; long gradients (the single-norm's d²
-// entries) on all cores, a range of entries per task, one range per
-// worker (at least minBlock entries each). Every entry's sum is the same
-// however the entries are shared out. With fixed ranges of 2048 entries a
-// single-norm at d = 128 had 9 to share among 16 workers, and the sum (50
-// partials of 16 385 entries, read from the cores that wrote them) took
-// about 300 µs a step at 16 threads on a lent Xeon.
-func (e *Evaluator) addPartials(grad []float64, nc int) {
+// sumTasks adds the first nc chunks' partial gradients into grad, in
+// chunk order for every entry, as parallel tasks: a range of entries each
+// (whole cache lines, at least minBlock entries), up to four a worker, so
+// that a goroutine that had another task first (the volume term's) takes
+// fewer. Every entry's sum is the same however the entries are shared
+// out. With fixed ranges of 2048 entries a single-norm at d = 128 had 9
+// to share among 16 workers, and the sum (50 partials of 16 385 entries,
+// read from the cores that wrote them) took about 300 µs a step at 16
+// threads on a lent Xeon.
+func (e *Evaluator) sumTasks(grad []float64, nc int) (int, func(r int)) {
 	const minBlock = 1024
 	workers := e.cfg.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	block := max(minBlock, (len(grad)+workers-1)/workers)
-	block = (block + 7) &^ 7 // whole cache lines
-	if len(grad) < 2*minBlock {
-		workers = 1
+	nr := max(1, min(4*workers, len(grad)/minBlock))
+	at := func(r int) int {
+		if r == nr {
+			return len(grad)
+		}
+		return r * len(grad) / nr &^ 7
 	}
-	parallel.For(len(grad), block, workers, func(_, lo, hi int) {
+	return nr, func(r int) {
+		lo, hi := at(r), at(r+1)
 		for _, p := range e.partial[:nc] {
 			floats.Add(grad[lo:hi], p[lo:hi]) // grad += 1·p: the bits of grad[i] += p[i], two lanes at a time
 		}
-	})
+	}
 }
 
 // growRows returns s with at least n entries, keeping those it has.
@@ -591,12 +600,44 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		cT        float64 // ∂Loss/∂t
 		dLogVolDt float64 // ∂logVol/∂t
 		volume    func()
-		negSum    func() (s, ds float64)
+		negS      float64 // Σ_j σ_T(φ_j − t)
+		negDS     float64 // Σ_j σ'_T(φ_j − t)
 	)
 	// The volume term: log Vol(N_t) and, when a gradient is wanted, its
 	// gradient into e.vol.
 	volGrad := bv != 0 && (grad != nil || out.Pos != nil)
 	thrGrad := e.cfg.Threshold != Detached && grad != nil
+	// After the negatives' pass (run by the goroutine that finishes its
+	// last chunk): the negatives' sums, and a last phase, when it has more
+	// than one task, of a staged volume term (its costly part done beside
+	// the negatives) and the sum of the chunks' partial gradients.
+	last := func(np *negPass) func() parallel.Phase {
+		return func() parallel.Phase {
+			lead, nr, sum := 0, 0, func(int) {}
+			if staged != nil {
+				lead = 1
+			}
+			if np != nil {
+				negS, negDS = np.sum()
+				if grad != nil {
+					nr, sum = e.sumTasks(grad, np.chunks)
+				}
+			}
+			do := func(i int) {
+				if i < lead {
+					volume()
+					return
+				}
+				sum(i - lead)
+			}
+			if lead+nr == 1 {
+				do(0)
+				return parallel.Phase{}
+			}
+			return parallel.Phase{N: lead + nr, Lead: lead, Do: do}
+		}
+	}
+
 	mid := func() parallel.Phase {
 		t, rows, wts = e.threshold(nPos)
 		v = Value{T: t, NegTerm: math.NaN()}
@@ -633,28 +674,23 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 			})
 		}
 		if a == 0 {
-			return parallel.Phase{N: len(extra), Lead: len(extra), Do: func(i int) { extra[i]() }}
+			return parallel.Phase{N: len(extra), Lead: len(extra), Do: func(i int) { extra[i]() }, Then: last(nil)}
 		}
 		e.neg = grow(e.neg, nNeg)
-		n, task, sum := e.negTasks(k, neg, g.NumParams(), t, grad, out.Neg, extra)
-		negSum = sum
+		np := e.negTasks(k, neg, g.NumParams(), t, grad, out.Neg, extra)
 		// The extra tasks (the volume's, the threshold's rows) are handed
 		// out first, one to each goroutine, before the chunks' shares.
-		return parallel.Phase{N: n, Lead: len(extra), Do: task}
+		return parallel.Phase{N: np.n, Lead: len(extra), Do: np.task, Then: last(&np)}
 	}
 	// One parallel call for both passes: its goroutines wait for mid
 	// rather than leave and be invited again, and each mostly scores the
 	// same chunks every step (parallel.Phases). Two-thread generalized
 	// epochs on a 2-vCPU AMD EPYC, alternating processes: 45.0–51.9 ms
 	// against 54.5–56.4 (and 70.4 in a slow spell) as two calls of Tasks.
-	parallel.Phases(e.cfg.Workers, parallel.Phase{N: len(pre) + nc, Lead: len(pre), Do: posTask}, mid)
+	parallel.Phases(e.cfg.Workers, parallel.Phase{N: len(pre) + nc, Lead: len(pre), Do: posTask, Then: mid})
 	if a != 0 {
-		s, ds := negSum()
-		v.NegTerm = s / float64(nNeg)
-		cT += a * ds / float64(nNeg)
-	}
-	if staged != nil {
-		volume()
+		v.NegTerm = negS / float64(nNeg)
+		cT += a * negDS / float64(nNeg)
 	}
 	v.Loss = bv * v.LogVol
 	if a != 0 {

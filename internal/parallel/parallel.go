@@ -122,25 +122,33 @@ func Tasks(n, workers int, f func(i int)) {
 type job struct {
 	f        func(c, lo, hi int)
 	n, chunk int
-	nc       atomic.Int64 // chunks in all (Phases: MaxInt64 until mid has run)
+	nc       atomic.Int64 // chunks in all (Phases: MaxInt64 until the last phase is known)
 	next     atomic.Int64
 	done     atomic.Int64
 	seats    atomic.Int32  // workers that may still join
 	invited  int           // workers invited (seats at the start)
 	fin      chan struct{} // closed by whoever finishes the last chunk
 
-	// Phases only: the two phases (the second set by mid), the next of
-	// each one's lead tasks, each goroutine's share of the phase's other
-	// tasks not yet handed out (the caller's first), and gate, closed once
-	// mid has run (then open is set). Tasks are numbered across the
-	// phases: the second's from the first's N on.
-	phases [2]Phase
-	lead   [2]atomic.Int64
+	// Phases only: the phase running, and each goroutine's share of its
+	// tasks not yet handed out (the caller's first).
+	cur    atomic.Pointer[stage]
 	shares []share
-	mid    func() Phase
-	open   atomic.Bool
-	gate   chan struct{}
 }
+
+// stage is a phase of a Phases call as it runs: its tasks are numbered
+// across the call, from base on; lead is the next of its lead tasks;
+// ready is set once its shares are, and gate closed once the next phase's
+// are (a final phase's, never).
+type stage struct {
+	Phase
+	base  int64
+	lead  atomic.Int64
+	ready atomic.Bool
+	gate  chan struct{}
+}
+
+// end is one past the stage's last task.
+func (s *stage) end() int64 { return s.base + int64(max(0, s.N)) }
 
 func (j *job) run() {
 	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
@@ -164,19 +172,22 @@ func (j *job) run() {
 // A Phase is tasks 0..N−1 of a call of Phases: Do(i) for each i. The
 // first Lead are handed out in order to whichever goroutine asks next, as
 // Tasks hands tasks out (tasks longer than the others, put first); the
-// others in shares (Phases).
+// others in shares (Phases). Then, unless nil, runs once every task is
+// done and returns the next phase.
 type Phase struct {
 	N, Lead int
 	Do      func(i int)
+	Then    func() Phase
 }
 
-// Phases runs the tasks of first, then mid once, then the tasks of the
-// phase mid returns, on up to workers goroutines (0 means GOMAXPROCS): as
-// Tasks would run each phase, with mid between them, but in one call
-// whose goroutines stay with it across mid. mid sees every task of first
-// done, and every task of the second phase sees mid done; the goroutine
-// that finishes the first phase's last task runs mid while the others
-// wait (watching, then asleep). A phase has fewer than 2³¹ tasks.
+// Phases runs the tasks of first, then its Then once, then the tasks of
+// the phase Then returns, and so on until a phase without Then, on up to
+// workers goroutines (0 means GOMAXPROCS): as Tasks would run each phase,
+// with the Thens between them, but in one call whose goroutines stay with
+// it from phase to phase. A phase's Then sees every task of the phase
+// done, and every task of the next phase sees Then done; the goroutine
+// that finishes a phase's last task runs its Then while the others wait
+// (watching, then asleep). A call has fewer than 2³¹ tasks in all.
 //
 // After its lead tasks, each goroutine has a share of a phase's tasks: a
 // contiguous range (the caller's first), which it takes in order, and
@@ -187,38 +198,73 @@ type Phase struct {
 // next.
 //
 // A training step is one call: its positives' pass, the threshold
-// selected from their scores (mid), and the negatives' pass. On a 2-vCPU
-// AMD EPYC, the median of twelve generalized epochs at two threads,
-// alternating in one process with one thread and the variants, four
-// runs: 58.7–67.8 ms an epoch against 61.7–69.8 as two calls of Tasks
-// and 62.3–71.0 as one call of Phases handing tasks out as For does (one
-// thread 104–111 ms).
-func Phases(workers int, first Phase, mid func() Phase) {
+// selected from their scores (a Then), and the negatives' pass. On a
+// 2-vCPU AMD EPYC, the median of twelve generalized epochs at two
+// threads, alternating in one process with one thread and the variants,
+// four runs: 58.7–67.8 ms an epoch against 61.7–69.8 as two calls of
+// Tasks and 62.3–71.0 as one call of Phases handing tasks out as For
+// does (one thread 104–111 ms).
+func Phases(workers int, first Phase) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if first.N <= 0 || workers <= 1 {
-		Tasks(first.N, workers, first.Do)
-		second := mid()
-		Tasks(second.N, workers, second.Do)
-		return
+	for first.N <= 0 && first.Then != nil {
+		first = first.Then()
 	}
-	checkPhase(first)
+	if first.N <= 0 || workers <= 1 {
+		for p := first; ; p = p.Then() {
+			Tasks(p.N, workers, p.Do)
+			if p.Then == nil {
+				return
+			}
+		}
+	}
+	checkPhase(first, 0)
 	defer trace.StartRegion(context.Background(), "parallel.For").End()
-	j := &job{fin: make(chan struct{}), mid: mid, gate: make(chan struct{})}
-	j.phases[0] = first
-	j.nc.Store(math.MaxInt64) // until mid says how many
+	j := &job{fin: make(chan struct{})}
+	j.nc.Store(math.MaxInt64) // until the last phase is known
 	j.shares = make([]share, workers)
-	setShares(j.shares, int64(min(first.Lead, first.N)), int64(first.N))
+	j.start(&stage{Phase: first})
 	invite(j, workers-1)
 	j.runShares(0)
 	j.wait()
 	withdraw(j)
 }
 
-func checkPhase(p Phase) {
-	if p.N >= maxShare || p.Lead < 0 {
-		panic(fmt.Sprintf("parallel: a phase of %d tasks, %d of them lead tasks", p.N, p.Lead))
+// start makes s the phase running: its shares set, then ready.
+func (j *job) start(s *stage) {
+	s.gate = make(chan struct{})
+	if s.Then == nil {
+		j.nc.Store(s.end())
+	}
+	j.cur.Store(s)
+	setShares(j.shares, s.base+int64(min(max(0, s.Lead), s.N)), s.end())
+	s.ready.Store(true)
+}
+
+// advance runs once every task of s is done, on the goroutine that did
+// the last: s's Then and the next phase's start, again while a phase has
+// no tasks, or the call's end.
+func (j *job) advance(s *stage) {
+	for {
+		if s.Then == nil {
+			close(j.fin)
+			return
+		}
+		next := &stage{Phase: s.Then(), base: s.end()}
+		checkPhase(next.Phase, next.base)
+		j.start(next)
+		close(s.gate)
+		if next.N > 0 {
+			return
+		}
+		s = next
+	}
+}
+
+func checkPhase(p Phase, base int64) {
+	if base+int64(p.N) >= maxShare || p.Lead < 0 {
+		panic(fmt.Sprintf("parallel: a phase of %d tasks, %d of them lead tasks, after %d tasks", p.N, p.Lead, base))
 	}
 }
 
@@ -267,65 +313,53 @@ func take(shares []share, p int) (int64, bool) {
 	return 0, false
 }
 
-// takeTask hands goroutine p a task of a Phases call: a lead task of the
-// phase it sees, else one from the shares (which may be the second
-// phase's once mid has run).
-func (j *job) takeTask(p int) (int64, bool) {
-	k, base := 0, int64(0)
-	if j.open.Load() {
-		k, base = 1, int64(j.phases[0].N)
-	}
-	if lead := int64(j.phases[k].Lead); j.lead[k].Load() < lead {
-		if c := j.lead[k].Add(1) - 1; c < lead && c < int64(j.phases[k].N) {
-			return base + c, true
+// takeTask hands goroutine p a task of a Phases call, s being the phase
+// running, its shares set: a lead task of s, else one from the shares.
+// That may be a later phase's (s having ended since), and it returns the
+// task's phase: the one running now, since a phase starts before its
+// shares are set and cannot end before this task has run.
+func (j *job) takeTask(s *stage, p int) (*stage, int64, bool) {
+	if lead := int64(s.Lead); s.lead.Load() < lead {
+		if c := s.lead.Add(1) - 1; c < lead && c < int64(s.N) {
+			return s, s.base + c, true
 		}
 	}
-	return take(j.shares, p)
+	c, ok := take(j.shares, p)
+	if ok && c >= s.end() {
+		s = j.cur.Load()
+	}
+	return s, c, ok
 }
 
 // runShares is run for goroutine p of a Phases call (the caller is 0).
 func (j *job) runShares(p int) {
 	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
-	n1 := int64(j.phases[0].N)
 	for {
-		c, ok := j.takeTask(p)
+		s := j.cur.Load()
+		if !s.ready.Load() {
+			continue // its shares are being set
+		}
+		t, c, ok := j.takeTask(s, p)
 		if !ok {
-			if !j.open.Load() {
-				j.awaitGate()
-				continue
+			// Every task of s is handed out (its shares were set before
+			// they were found empty).
+			if s.Then == nil {
+				withdraw(j)
+				return
 			}
-			withdraw(j)
-			return
-		}
-		if c < n1 {
-			j.phases[0].Do(int(c))
-		} else {
-			j.phases[1].Do(int(c - n1))
-		}
-		done := j.done.Add(1)
-		if done == n1 {
-			second := j.mid()
-			checkPhase(second)
-			n2 := int64(max(0, second.N))
-			j.phases[1] = second
-			j.nc.Store(n1 + n2)
-			setShares(j.shares, n1+int64(min(max(0, second.Lead), second.N)), n1+n2)
-			j.open.Store(true)
-			close(j.gate)
-			if n2 == 0 {
-				close(j.fin)
-			}
+			j.awaitGate(s)
 			continue
 		}
-		if done == j.nc.Load() {
-			close(j.fin)
+		t.Do(int(c - t.base))
+		if j.done.Add(1) == t.end() {
+			j.advance(t)
 		}
 	}
 }
 
 // wanted reports whether j may still have work for one more goroutine: a
 // call of For with chunks not yet handed out, a call of Phases not yet
-// done (the second phase's tasks are not known before mid).
+// done (a phase's tasks are not known before the one before it is done).
 func (j *job) wanted() bool {
 	if j.shares != nil {
 		return j.done.Load() < j.nc.Load()
@@ -333,15 +367,15 @@ func (j *job) wanted() bool {
 	return j.next.Load() < j.nc.Load()
 }
 
-// awaitGate waits for a Phases call's mid to have run: watching for up to
-// spinLong (mid is a training step's serial part, tens of microseconds),
-// then asleep.
-func (j *job) awaitGate() {
+// awaitGate waits for the phase after s to start: watching for up to
+// spinLong (a Then is a training step's serial part, tens of
+// microseconds), then asleep.
+func (j *job) awaitGate(s *stage) {
 	start := time.Now()
-	for i := 0; !j.open.Load(); i++ {
+	for i := 0; j.cur.Load() == s; i++ {
 		if i%64 == 63 {
 			if time.Since(start) > spinLong {
-				<-j.gate
+				<-s.gate
 				return
 			}
 			if i%yieldEvery == yieldEvery-1 {

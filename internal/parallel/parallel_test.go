@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,17 +133,22 @@ func TestTasks(t *testing.T) {
 	}
 }
 
-// TestPhases: every task of both phases once, mid once between them
-// (after every f1, before every f2), on no more goroutines than asked for,
-// also with tasks of unequal length, a mid that takes a while, nested
-// calls in either phase and in mid, and callers at once.
+// TestPhases: every task of every phase once, each phase's Then once
+// between it and the next (after all its tasks, before any of the
+// next's), on no more goroutines than asked for, also with tasks of
+// unequal length, empty phases, Thens that take a while, nested calls in
+// tasks and in Thens, and callers at once.
 func TestPhases(t *testing.T) {
 	old := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(old)
-	check := func(t *testing.T, n1, n2, lead, workers int, nested bool) {
-		seen1, seen2 := make([]atomic.Int32, max(0, n1)), make([]atomic.Int32, n2)
-		var done1, mids, early, late, running, most, inner atomic.Int32
-		var midDone atomic.Bool
+	check := func(t *testing.T, ns []int, lead, workers int, nested bool) {
+		seen := make([][]atomic.Int32, len(ns))
+		done := make([]atomic.Int32, len(ns))
+		thens := make([]atomic.Int32, len(ns))
+		for k, n := range ns {
+			seen[k] = make([]atomic.Int32, max(0, n))
+		}
+		var stage, wrong, running, most, inner atomic.Int32 // stage: Thens run
 		busy := func(i int) {
 			n := running.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -155,78 +161,89 @@ func TestPhases(t *testing.T) {
 			}
 			running.Add(-1)
 		}
-		Phases(workers, Phase{N: n1, Lead: lead, Do: func(i int) {
-			if midDone.Load() {
-				late.Add(1)
-			}
-			busy(i)
-			seen1[i].Add(1)
-			done1.Add(1)
-		}}, func() Phase {
-			mids.Add(1)
-			if done1.Load() != int32(max(0, n1)) {
-				early.Add(1)
-			}
-			time.Sleep(100 * time.Microsecond)
-			if nested {
-				Tasks(4, 0, func(int) { inner.Add(10) })
-			}
-			midDone.Store(true)
-			return Phase{N: n2, Lead: lead, Do: func(i int) {
-				if !midDone.Load() {
-					early.Add(1)
+		var phase func(k int) Phase
+		phase = func(k int) Phase {
+			p := Phase{N: ns[k], Lead: lead, Do: func(i int) {
+				if stage.Load() != int32(k) {
+					wrong.Add(1)
 				}
 				busy(i)
-				seen2[i].Add(1)
+				seen[k][i].Add(1)
+				done[k].Add(1)
 			}}
-		})
-		if mids.Load() != 1 || early.Load() != 0 || late.Load() != 0 {
-			t.Errorf("n1=%d n2=%d lead=%d workers=%d: mid ran %d times; %d tasks or mids before their turn, %d first-phase tasks after mid",
-				n1, n2, lead, workers, mids.Load(), early.Load(), late.Load())
-		}
-		for i := range seen1 {
-			if v := seen1[i].Load(); v != 1 {
-				t.Errorf("n1=%d n2=%d workers=%d: first-phase task %d ran %d times", n1, n2, workers, i, v)
+			if k+1 < len(ns) {
+				p.Then = func() Phase {
+					thens[k].Add(1)
+					if done[k].Load() != int32(max(0, ns[k])) || stage.Load() != int32(k) {
+						wrong.Add(1)
+					}
+					time.Sleep(100 * time.Microsecond)
+					if nested {
+						Tasks(4, 0, func(int) { inner.Add(10) })
+					}
+					stage.Add(1)
+					return phase(k + 1)
+				}
 			}
+			return p
 		}
-		for i := range seen2 {
-			if v := seen2[i].Load(); v != 1 {
-				t.Errorf("n1=%d n2=%d workers=%d: second-phase task %d ran %d times", n1, n2, workers, i, v)
+		Phases(workers, phase(0))
+		name := fmt.Sprintf("phases %v, lead %d, workers %d", ns, lead, workers)
+		if wrong.Load() != 0 || int(stage.Load()) != len(ns)-1 {
+			t.Errorf("%s: %d tasks or Thens out of turn; %d Thens ran", name, wrong.Load(), stage.Load())
+		}
+		for k := range ns {
+			if v := thens[k].Load(); k+1 < len(ns) && v != 1 {
+				t.Errorf("%s: phase %d's Then ran %d times", name, k, v)
+			}
+			for i := range seen[k] {
+				if v := seen[k][i].Load(); v != 1 {
+					t.Errorf("%s: phase %d's task %d ran %d times", name, k, i, v)
+				}
 			}
 		}
 		if w := int32(max(1, workers)); workers > 0 && most.Load() > w {
-			t.Errorf("n1=%d n2=%d workers=%d: %d goroutines ran tasks at once", n1, n2, workers, most.Load())
+			t.Errorf("%s: %d goroutines ran tasks at once", name, most.Load())
 		}
 		if nested {
-			if want := int32(40 + 10*(Chunks(max(0, n1), 5)+Chunks(n2, 5))); inner.Load() != want {
-				t.Errorf("n1=%d n2=%d workers=%d: nested calls covered %d items, want %d", n1, n2, workers, inner.Load(), want)
+			want := int32(10 * 4 * (len(ns) - 1))
+			for _, n := range ns {
+				want += int32(10 * Chunks(max(0, n), 5))
+			}
+			if inner.Load() != want {
+				t.Errorf("%s: nested calls covered %d items, want %d", name, inner.Load(), want)
 			}
 		}
 	}
-	for _, tc := range []struct{ n1, n2, lead, workers int }{
-		{0, 5, 0, 3}, {5, 0, 1, 3}, {1, 1, 0, 2}, {1, 1, 1, 2}, {37, 53, 3, 0}, {100, 100, 0, 8}, {3, 200, 5, 16},
-		{200, 3, 2, 2}, {20, 20, 1, 1}, {-1, 4, 0, 2}, {10, 10, 10, 3},
+	for _, tc := range []struct {
+		ns            []int
+		lead, workers int
+	}{
+		{[]int{0, 5}, 0, 3}, {[]int{5, 0}, 1, 3}, {[]int{1, 1}, 0, 2}, {[]int{1, 1}, 1, 2}, {[]int{37, 53}, 3, 0},
+		{[]int{100, 100}, 0, 8}, {[]int{3, 200}, 5, 16}, {[]int{200, 3}, 2, 2}, {[]int{20, 20}, 1, 1}, {[]int{-1, 4}, 0, 2},
+		{[]int{10, 10}, 10, 3}, {[]int{7}, 1, 3}, {[]int{0}, 0, 2}, {[]int{30, 40, 9}, 1, 0}, {[]int{5, 0, 0, 6, 0}, 2, 3},
+		{[]int{0, 0, 3, 1, 50}, 0, 2}, {[]int{48, 48, 4}, 1, 1},
 	} {
-		check(t, tc.n1, tc.n2, tc.lead, tc.workers, false)
-		check(t, tc.n1, tc.n2, tc.lead, tc.workers, true)
+		check(t, tc.ns, tc.lead, tc.workers, false)
+		check(t, tc.ns, tc.lead, tc.workers, true)
 	}
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			check(t, 48, 50, 2, 0, true)
+			check(t, []int{48, 50, 16}, 2, 0, true)
 		}()
 	}
 	wg.Wait()
 	// Phases inside For's chunks and For's inside Phases'.
 	var total atomic.Int64
 	For(8, 1, 0, func(_, _, _ int) {
-		Phases(0, Phase{N: 6, Do: func(int) { total.Add(1) }}, func() Phase {
+		Phases(0, Phase{N: 6, Do: func(int) { total.Add(1) }, Then: func() Phase {
 			return Phase{N: 6, Lead: 1, Do: func(int) {
 				For(4, 1, 0, func(_, _, _ int) { total.Add(1) })
 			}}
-		})
+		}})
 	})
 	if got := total.Load(); got != 8*(6+6*4) {
 		t.Errorf("nested Phases and For ran %d tasks, want %d", got, 8*(6+6*4))
@@ -312,7 +329,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			mid := func() int { busy(serial); return 48 }
 			for b.Loop() {
 				if phases {
-					Phases(2, Phase{N: 48, Do: func(int) { busy(task) }}, func() Phase { return Phase{N: mid(), Do: func(int) { busy(task) }} })
+					Phases(2, Phase{N: 48, Do: func(int) { busy(task) }, Then: func() Phase { return Phase{N: mid(), Do: func(int) { busy(task) }} }})
 				} else {
 					Tasks(48, 2, func(int) { busy(task) })
 					Tasks(mid(), 2, func(int) { busy(task) })
