@@ -32,14 +32,27 @@ type NormMatrix struct {
 // NewNormMatrix prepares M (d×d, row-major) for NormTrain, in buf's
 // storage when it has room; a geometry keeps it with M, so that every call
 // does not convert and transpose d² values.
+//
+// It transposes tiles of 16×16, whose rows of Mᵀ stay in the L1 cache
+// while they are written: a column of Mᵀ at a time wrote each row's cache
+// line d times over (at d = 128, 64 KiB of Mᵀ, more than an L1). On a
+// 2-vCPU AMD EPYC, BenchmarkNewNormMatrix 12.7 µs against 37–38, and
+// Norm.SetParams after a training step at two threads 27–29 µs against
+// 38–58 (the same at one thread, 26–28).
 func NewNormMatrix(m []float64, d int, buf NormMatrix) NormMatrix {
 	if lanes == 0 || d < normRowsMinDim {
 		return NormMatrix{}
 	}
+	const tile = 16
 	mt := grow32(buf.mt, d*d)
-	for k := range d {
-		for l := range d {
-			mt[l*d+k] = float32(m[k*d+l])
+	for k0 := 0; k0 < d; k0 += tile {
+		for l0 := 0; l0 < d; l0 += tile {
+			for k := k0; k < min(d, k0+tile); k++ {
+				row := m[k*d : (k+1)*d]
+				for l := l0; l < min(d, l0+tile); l++ {
+					mt[l*d+k] = float32(row[l])
+				}
+			}
 		}
 	}
 	return NormMatrix{d: d, mt: mt}

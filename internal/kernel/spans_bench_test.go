@@ -55,3 +55,49 @@ func benchNormSpans(b *testing.B, grads bool) {
 		}
 	}
 }
+
+// TestNewNormMatrix: Mᵀ in float32, every entry, for d a multiple of the
+// transpose's tiles and not, in a fresh buffer and in one left by a
+// larger matrix; nothing below d = 16 or at the portable level.
+func TestNewNormMatrix(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		var buf NormMatrix
+		for _, d := range []int{8, 16, 17, 40, 128, 130, 33} {
+			m := make([]float64, d*d)
+			for i := range m {
+				m[i] = float64(i)*0.25 - 7 // exact in float32
+			}
+			buf = NewNormMatrix(m, d, buf)
+			if lanes == 0 || d < normRowsMinDim {
+				if buf.Ready() {
+					t.Errorf("d = %d: a matrix where NormTrain reads M itself", d)
+				}
+				continue
+			}
+			if buf.d != d || len(buf.mt) != d*d {
+				t.Fatalf("d = %d: a matrix of d %d and %d entries", d, buf.d, len(buf.mt))
+			}
+			for k := range d {
+				for l := range d {
+					if got, want := buf.mt[l*d+k], float32(m[k*d+l]); got != want {
+						t.Fatalf("d = %d: Mᵀ[%d][%d] = %v, want M[%d][%d] = %v", d, l, k, got, k, l, want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkNewNormMatrix is the single-norm's float32 Mᵀ at d = 128, made
+// after every training step (geometry.Norm.SetParams).
+func BenchmarkNewNormMatrix(b *testing.B) {
+	const d = 128
+	m := make([]float64, d*d)
+	for i := range m {
+		m[i] = float64(i % 97)
+	}
+	var buf NormMatrix
+	for b.Loop() {
+		buf = NewNormMatrix(m, d, buf)
+	}
+}
