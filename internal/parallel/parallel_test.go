@@ -310,8 +310,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 }
 
 // BenchmarkStepOverhead is a training step of two goroutines, 48 tasks
-// of 25 µs, a serial part of 20 µs (the threshold), 48 more tasks and 20
-// µs between steps (the update), as one call of Phases or as two calls of
+// of 25 µs, a serial part of 20 µs (the threshold), 48 more tasks and a
+// gap between steps (the update: 20 µs, a generalized ball's, or 150 µs,
+// a single-norm's at d = 128), as one call of Phases or as two calls of
 // Tasks around the serial part, reported as overhead-µs/step (wall time
 // less 48 tasks and the serial parts).
 func BenchmarkStepOverhead(b *testing.B) {
@@ -320,25 +321,27 @@ func BenchmarkStepOverhead(b *testing.B) {
 		}
 	}
 	const task, serial = 25 * time.Microsecond, 20 * time.Microsecond
-	for _, phases := range []bool{true, false} {
-		name := "Tasks"
-		if phases {
-			name = "Phases"
-		}
-		b.Run(name, func(b *testing.B) {
-			mid := func() int { busy(serial); return 48 }
-			for b.Loop() {
-				if phases {
-					Phases(2, Phase{N: 48, Do: func(int) { busy(task) }, Then: func() Phase { return Phase{N: mid(), Do: func(int) { busy(task) }} }})
-				} else {
-					Tasks(48, 2, func(int) { busy(task) })
-					Tasks(mid(), 2, func(int) { busy(task) })
-				}
-				busy(serial)
+	for _, gap := range []time.Duration{serial, 150 * time.Microsecond} {
+		for _, phases := range []bool{true, false} {
+			name := "Tasks"
+			if phases {
+				name = "Phases"
 			}
-			ideal := time.Duration(b.N) * (48*task + 2*serial)
-			b.ReportMetric(float64(b.Elapsed()-ideal)/float64(b.N)/1e3, "overhead-µs/step")
-		})
+			b.Run(fmt.Sprintf("%s/gap=%v", name, gap), func(b *testing.B) {
+				mid := func() int { busy(serial); return 48 }
+				for b.Loop() {
+					if phases {
+						Phases(2, Phase{N: 48, Do: func(int) { busy(task) }, Then: func() Phase { return Phase{N: mid(), Do: func(int) { busy(task) }} }})
+					} else {
+						Tasks(48, 2, func(int) { busy(task) })
+						Tasks(mid(), 2, func(int) { busy(task) })
+					}
+					busy(gap)
+				}
+				ideal := time.Duration(b.N) * (48*task + serial + gap)
+				b.ReportMetric(float64(b.Elapsed()-ideal)/float64(b.N)/1e3, "overhead-µs/step")
+			})
+		}
 	}
 }
 
