@@ -337,7 +337,8 @@ func (j *job) runShares(p int) {
 	for {
 		s := j.cur.Load()
 		if !s.ready.Load() {
-			continue // its shares are being set
+			runtime.Gosched() // its shares are being set
+			continue
 		}
 		t, c, ok := j.takeTask(s, p)
 		if !ok {
