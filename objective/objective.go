@@ -666,6 +666,8 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		// their kernel).
 		if thrGrad {
 			e.thrRows = grow(e.thrRows, len(rows)*d)
+			// Copies for the task to capture by value: rows is assigned
+			// in mid, and a closure over it would share the variable.
 			ps, buf, rs := pos, e.thrRows, rows
 			extra = append(extra[:len(extra):len(extra)], func() { // never into the geometry's slice
 				for k, r := range rs {
