@@ -39,7 +39,7 @@ type calibrateOptions struct {
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-class LABEL] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K] [-ood-class LABEL]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-ridge 1e-6] [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-class LABEL] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K] [-ood-class LABEL]] [-allow-infinite]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")

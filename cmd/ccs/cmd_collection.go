@@ -29,7 +29,7 @@ type collectionLoadOptions struct {
 }
 
 func collectionLoadCommand() *command {
-	return newCommand("load", "-db clickhouse://HOST:PORT/DATABASE.TABLE -in FILE [-cluster NAME] [-append] [-batch 50000]",
+	return newCommand("load", "-db clickhouse://HOST:PORT/DATABASE.TABLE -in FILE [-cluster NAME] [-append] [-batch 50000] [-quiet]",
 		"write a collection file (.npz, .npy or .parquet) into a ClickHouse table, or over a cluster's shards; the table appears only once every row is in",
 		func(fs *flag.FlagSet, o *collectionLoadOptions) func() error {
 			fs.StringVar(&o.DB, "db", "", "the table, `clickhouse://[user[:password]@]host:port/database.table` (created; with -cluster, the Distributed table)")

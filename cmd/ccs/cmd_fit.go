@@ -36,7 +36,7 @@ type fitOptions struct {
 }
 
 func fitCommand() *command {
-	return newCommand("fit", "-geometry single|genball -objective neg|vol|neg,vol[,infonce] [-head-dim D] -train FILE [-val FILE | -val-share 0.1] -out SET.json [-alpha A] [-shift] [recipe flags] [-seed S] [-quiet]",
+	return newCommand("fit", "-geometry single|genball -objective neg|vol|neg,vol[,infonce] [-head-dim D] -train FILE [-val FILE | -val-share 0.1] -out SET.json [-alpha A] [-shift] [training flags] [-seed S] [-quiet]",
 		"learn a set geometry on a training split, choosing the checkpoint on a validation split",
 		func(fs *flag.FlagSet, o *fitOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "learnable family: single (‖Mx‖_p) or genball (Σ (m_j|x_j|)^p_j)")

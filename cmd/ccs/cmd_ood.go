@@ -36,7 +36,7 @@ type oodOptions struct {
 }
 
 func oodCommand() *command {
-	return newCommand("ood", "-set SET.json -id FILE [-ood [NAME=]FILE [-ood …] [-ood-by-class]] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json] [-out FILE]",
+	return newCommand("ood", "-set SET.json -id FILE [-ood [NAME=]FILE [-ood …] [-ood-by-class]] [-train FILE [-classifier FILE.npz] [-ood-cal FILE] [-cider-epochs 100] [-seed S]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json] [-out FILE] [-quiet]",
 		"score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates",
 		func(fs *flag.FlagSet, o *oodOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")

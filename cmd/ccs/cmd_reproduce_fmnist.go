@@ -54,7 +54,7 @@ var realRows = map[string]func() []experiment.Method{
 }
 
 func reproduceFMNISTCommand() *command {
-	return newCommand("fmnist", "[-models NAME=FILE.onnx,…] [-rows all|baselines|learned|infonce] [-seeds 6] [-train-anchors 12000] [-test-anchors 10000] [-k 20] [-hull] [-hull-anchors 1000] [-cache DIR] [training flags] [-json] [-quiet]",
+	return newCommand("fmnist", "[-models NAME=FILE.onnx,…] [-rows all|baselines|learned|infonce] [-seeds 6] [-train-anchors 12000] [-test-anchors 10000] [-k 20] [-embed-seed S] [-hull] [-hull-anchors 1000] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-cache DIR] [training flags] [-out DIR] [-plots DIR] [-json] [-quiet]",
 		"Fashion-MNIST with the project's encoders, the paper's Table 2 layout, and the convex-hull comparison",
 		func(fs *flag.FlagSet, o *reproduceFMNISTOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 6, keepsCells)

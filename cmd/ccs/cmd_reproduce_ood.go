@@ -32,7 +32,7 @@ var oodRows = map[string]func() []experiment.Method{
 }
 
 func reproduceOODCommand() *command {
-	return newCommand("ood", "[-models NAME=FILE.onnx,…] [-seeds 6] [-ood-sets mnist,noise] [-reference 256] [-baseline-train 0] [-cider-epochs 100] [-fpr id-positive|ood-positive] [-rows all|baselines] [training flags] [-json] [-quiet]",
+	return newCommand("ood", "[-models NAME=FILE.onnx,…] [-seeds 6] [-train-anchors 12000] [-test-anchors 10000] [-k 20] [-embed-seed S] [-ood-sets mnist,noise] [-reference 256] [-baseline-train 0] [-cider-epochs 100] [-fpr id-positive|ood-positive] [-rows all|baselines] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-cache DIR] [training flags] [-out DIR] [-plots DIR] [-json] [-quiet]",
 		"OOD detection, Fashion-MNIST against MNIST digits and noise: the CCS scores and the baselines",
 		func(fs *flag.FlagSet, o *reproduceOODOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 6, keepsCells)

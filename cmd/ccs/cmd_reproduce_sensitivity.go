@@ -28,7 +28,7 @@ type reproduceSensitivityOptions struct {
 const supervisedModel = "supervised=encoders/fmnist-supervised.onnx"
 
 func reproduceSensitivityCommand() *command {
-	return newCommand("sensitivity", "[-data fmnist|sim] [-sweeps alpha,T,lambda_infonce,tau,lambda,k] [-seeds 3] [-models NAME=FILE.onnx] [-alpha 0.05] [-T 7] [-infonce-weight 1] [-tau 0.1] [-lambda 0.05] [training flags] [-out DIR] [-plots DIR] [-json] [-quiet]",
+	return newCommand("sensitivity", "[-data fmnist|sim] [-sweeps alpha,T,lambda_infonce,tau,lambda,k] [-seeds 3] [-models NAME=FILE.onnx] [-train-anchors 12000] [-test-anchors 10000] [-k 20] [-embed-seed S] [-cache DIR] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-T 7] [-infonce-weight 1] [-tau 0.1] [-lambda 0.05] [training flags] [-out DIR] [-plots DIR] [-json] [-quiet]",
 		"the paper's sensitivity analysis: the generalized ball (Neg+Vol+InfoNCE) with α, T, λ_InfoNCE, τ, λ and k swept one at a time, on Fashion-MNIST (supervised encoder) or the simulation",
 		func(fs *flag.FlagSet, o *reproduceSensitivityOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3, keepsCells)

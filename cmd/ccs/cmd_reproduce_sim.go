@@ -20,7 +20,7 @@ type reproduceSimOptions struct {
 }
 
 func reproduceSimCommand() *command {
-	return newCommand("sim", "[-seeds 20] [-rows all|baselines|learned|infonce|all+infonce] [-k 500] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-out DIR] [training flags] [-json] [-quiet]",
+	return newCommand("sim", "[-seeds 20] [-rows all|baselines|learned|infonce|all+infonce] [-k 500] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-out DIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"the 3-D simulation, the paper's Table 1", declareSim(20, true, keepsCells), runReproduceSim)
 }
 

@@ -16,7 +16,7 @@ type reproduceSimDrawsOptions struct {
 }
 
 func reproduceSimDrawsCommand() *command {
-	return newCommand("sim-draws", "[-draws 200] [-seeds 2] [-k 500] [-per-class 5000] [-json] [-quiet]",
+	return newCommand("sim-draws", "[-draws 200] [-seeds 2] [-k 500] [-per-class 5000] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [-json] [-quiet]",
 		"the survey of point clouds behind -data-seed: the two baselines on each draw",
 		func(fs *flag.FlagSet, o *reproduceSimDrawsOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 2, keepsNothing)

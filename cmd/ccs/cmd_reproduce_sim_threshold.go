@@ -9,7 +9,7 @@ import (
 )
 
 func reproduceSimThresholdCommand() *command {
-	return newCommand("sim-threshold", "[-seeds 3] [-k 500] [-per-class 5000] [-data-seed S] [training flags] [-json] [-quiet]",
+	return newCommand("sim-threshold", "[-seeds 3] [-k 500] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pac|pooled [-delta δ]] [training flags] [-json] [-quiet]",
 		"the batch threshold's gradient modes (soft, order-statistic, detached) under both optimisers, on the learned rows",
 		declareSimThreshold, runReproduceSimThreshold)
 }

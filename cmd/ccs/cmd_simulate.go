@@ -21,7 +21,7 @@ type simulateOptions struct {
 }
 
 func simulateCommand() *command {
-	return newCommand("simulate", "-out DIR [-seed S] [-data-seed S] [-k K]",
+	return newCommand("simulate", "-out DIR [-seed S] [-data-seed S] [-k K] [-per-class 5000]",
 		"write the paper's 3-D mixed simulation as DIR/{fit,val,cal,test}.npz",
 		func(fs *flag.FlagSet, o *simulateOptions) func() error {
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")

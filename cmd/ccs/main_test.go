@@ -205,7 +205,7 @@ func TestHelp(t *testing.T) {
 	if err := golden(t, "help", "", "help"); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{"calibrate", "bundle"} {
+	for _, c := range []string{"calibrate", "bundle", "fit"} {
 		if err := golden(t, "help-"+c, "", c, "-h"); err != nil {
 			t.Fatal(err)
 		}

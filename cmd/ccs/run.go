@@ -277,9 +277,7 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 	r := c.flags(fs)
 	if err := c.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(out.stdout, "usage: ccs %s %s\n\n%s\n\nFlags:\n", path, c.args, c.short)
-			fs.SetOutput(out.stdout)
-			fs.PrintDefaults()
+			c.help(out.stdout, path)
 			return nil
 		}
 		return usagef("%s: %v%s", path, err, flagHint(fs, err))
@@ -296,6 +294,66 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 	out.command = strings.TrimSpace("ccs " + path + " " + strings.Join(args, " "))
 	out.config = strings.Join(kv, "\n")
 	return r(ctx, out)
+}
+
+// flagGroups are the flags several commands share, which a usage line names
+// as a group ("[training flags]") and -h lists apart from the command's own.
+var flagGroups = []struct {
+	name    string // "training": the usage line's "[training flags]"
+	declare func(fs *flag.FlagSet)
+}{
+	{"training", func(fs *flag.FlagSet) { addRecipeFlags(fs, "sim") }},
+	{"encoder", func(fs *flag.FlagSet) { addEncoderFlags(fs) }},
+	{"augmentation", func(fs *flag.FlagSet) { addAugmentFlags(fs) }},
+}
+
+// groupOf maps each flag of a group c's usage line names to that group's
+// name.
+func (c *command) groupOf() map[string]string {
+	group := map[string]string{}
+	for _, g := range flagGroups {
+		if !strings.Contains(c.args, "["+g.name+" flags]") {
+			continue
+		}
+		fs := flag.NewFlagSet(g.name, flag.ContinueOnError)
+		g.declare(fs)
+		fs.VisitAll(func(f *flag.Flag) { group[f.Name] = g.name })
+	}
+	return group
+}
+
+// help writes c's usage line, what it does, and its flags with their
+// defaults: its own, then each group its usage line names.
+func (c *command) help(w io.Writer, path string) {
+	fmt.Fprintf(w, "usage: ccs %s %s\n\n%s\n", path, c.args, c.short)
+	all := flag.NewFlagSet(path, flag.ContinueOnError)
+	c.flags(all)
+	group := c.groupOf()
+	section := func(title, name string) {
+		fs := flag.NewFlagSet(path, flag.ContinueOnError)
+		all.VisitAll(func(f *flag.Flag) {
+			if group[f.Name] == name {
+				fs.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		if !hasFlags(fs) {
+			return
+		}
+		fmt.Fprintf(w, "\n%s:\n", title)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	section("Flags", "")
+	for _, g := range flagGroups {
+		section(strings.ToUpper(g.name[:1])+g.name[1:]+" flags", g.name)
+	}
+}
+
+// hasFlags reports whether fs declares a flag.
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
 // parse parses args into fs. A positional command's flags may also
