@@ -23,7 +23,7 @@ func loadingHandler(w http.ResponseWriter, r *http.Request) {
 	case "/healthz", "/readyz":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-				msg: fmt.Sprintf("%s %q: use GET", clip(r.Method), clip(r.URL.Path))})
+				msg: fmt.Sprintf("%s %s: use GET", clip(r.Method), quote(r.URL.EscapedPath()))})
 			return
 		}
 		status := http.StatusOK

@@ -54,7 +54,12 @@ func (s *Server) routes() {
 	// after the token (a read token, as an unknown path): the mux would
 	// redirect it to its clean form before any check.
 	unclean := s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
-		return badRequest("", "the path %s is not clean (no '.' or '..' segments, no '//'): send %s", quote(r.URL.Path), quote(cleanPath(r.URL.Path)))
+		sent := r.URL.EscapedPath()
+		if clean := cleanPath(sent); clean != sent {
+			return badRequest("", "the path %s is not clean (no '.' or '..' segments, no '//'): send %s", quote(sent), quote(clean))
+		}
+		// The dots or slashes were sent escaped (%2E, %2F).
+		return badRequest("", "the path %s is not clean once its escapes are decoded (%s): no '.' or '..' segments, no '//'", quote(sent), quote(r.URL.Path))
 	})
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodConnect && cleanPath(r.URL.Path) != r.URL.Path {
@@ -208,7 +213,7 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			}
 			sw.Header().Set("Allow", allow)
 			writeError(sw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-				msg: fmt.Sprintf("%s %s: use %s", clip(r.Method), quote(r.URL.Path), method)})
+				msg: fmt.Sprintf("%s %s: use %s", clip(r.Method), quote(r.URL.EscapedPath()), method)})
 			return
 		}
 		if reads && r.Body != nil {
@@ -386,7 +391,7 @@ func getOnly(h http.Handler) http.Handler {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-				msg: fmt.Sprintf("%s %s: use GET", clip(r.Method), quote(r.URL.Path))})
+				msg: fmt.Sprintf("%s %s: use GET", clip(r.Method), quote(r.URL.EscapedPath()))})
 			return
 		}
 		h.ServeHTTP(w, r)
