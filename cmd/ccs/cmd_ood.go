@@ -100,9 +100,6 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err := test.Check(1 << 40); err != nil {
 		return usagef("ood: %s", strings.TrimPrefix(err.Error(), "ood: "))
 	}
-	if o.FDR != 0 && !(o.FDR > 0 && o.FDR < 1) {
-		return usagef("ood: -fdr %v: want 0 < Q < 1 (or 0: none)", o.FDR)
-	}
 	if err := checkOut("ood", "ood-detection", o.Out); err != nil {
 		return err
 	}
@@ -112,9 +109,6 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	}
 	if err := set.OneThreshold(); err != nil {
 		return fmt.Errorf("%s: %w: %s", o.Set, err, conformal.OODOneThreshold)
-	}
-	if _, ok := experiment.OODModes[o.Mode]; !ok && o.Mode != "" {
-		return usagef("ood: -mode %q: want conformal, batch, reference, both or all", o.Mode)
 	}
 	d := experiment.OODDetection{Set: set, SetName: o.Set, IDName: o.ID, Mode: o.Mode, Test: test, FDR: o.FDR,
 		Convention: conv, CiderEpochs: o.CiderEpochs, Seed: o.Seed}
