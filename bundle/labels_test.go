@@ -796,6 +796,7 @@ func TestWarnLogits(t *testing.T) {
 		}
 		return out
 	}
+	perm := r.Perm(n)
 	classifier := func(i, j int) float64 { // its column for class l is (l+2) mod c: another order
 		if j == (i%k+2)%6 {
 			return 2
@@ -812,6 +813,8 @@ func TestWarnLogits(t *testing.T) {
 		{"fewer columns", logits(3, func(i, j int) float64 { return 0 }), 3, "3 columns for the 4 classes"},
 		{"at chance", logits(k, func(i, j int) float64 { return 0 }), k, "where chance gives 25.0%"},
 		{"a classifier, its own order, more columns", logits(6, classifier), 6, ""},
+		{"more columns, rows in another order", logits(6, func(i, j int) float64 { return classifier(perm[i], j) }), 6, "where labels in a shuffled order give"},
+		{"more columns, at chance", logits(6, func(i, j int) float64 { return 0 }), 6, "where labels in a shuffled order give"},
 	} {
 		p := &Plan{Splits: []SplitPlan{{Anchors: anchors, Labels: labels}}}
 		p.WarnLogits(c.logits, c.c, rows, d)

@@ -638,8 +638,10 @@ func (p *Plan) SetLogits(logits []float32, c int) (err error) {
 // themselves (rows, of dimension d), fewer columns than the labels have
 // classes, or an argmax that follows the labels no better than chance
 // (each class read as the column its rows' argmax most often is, so
-// that a classifier's own class order does not matter) — features given
-// as logits, whose MSP and Energy a table would then print as the
+// that a classifier's own class order does not matter; with more columns
+// than classes, each column read as its rows' most frequent label, against
+// the same with the labels shuffled) — features given as logits, or rows
+// in another order, whose MSP and Energy a table would then print as the
 // baselines'.
 func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 	if c <= 0 || len(logits) == 0 {
@@ -653,6 +655,7 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 	count := map[[2]int64]int{} // (label, argmax) of the in-distribution anchors
 	classes := map[int64]bool{}
 	seen := 0
+	var pairs [][2]int64 // the same (label, argmax), in order
 	for _, sp := range p.Splits[:min(len(p.Splits), Test+1)] {
 		if sp.Labels == nil {
 			continue
@@ -669,6 +672,7 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 				}
 			}
 			count[[2]int64{sp.Labels[a], int64(best)}]++
+			pairs = append(pairs, [2]int64{sp.Labels[a], int64(best)})
 			classes[sp.Labels[a]] = true
 			seen++
 		}
@@ -682,7 +686,21 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 		return
 	}
 	if c > k {
-		return // a finer classifier (40 classes, labels of their 4 groups): its argmax splits each label
+		// A finer classifier (40 classes, labels of their 4 groups): its
+		// argmax splits each label, but each column's rows are mostly of
+		// one label. Chance is what the same rows give with their labels
+		// shuffled (seeded): rows in another order give no more.
+		if seen < 20*k {
+			return
+		}
+		share := columnShare(pairs)
+		shuffled := slices.Clone(pairs)
+		r := rand.New(rand.NewPCG(1, 2))
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i][0], shuffled[j][0] = shuffled[j][0], shuffled[i][0] })
+		if chance := columnShare(shuffled); share < chance+0.1 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("logits: each of their %d columns holds rows of one label in %.1f%% of %d rows (each column read as its rows' most frequent label), where labels in a shuffled order give %.1f%%: logits of other rows, rows in another order, or a classifier of classes unrelated to the labels? MSP, Energy and ViM read them as the classifier's", c, 100*share, seen, 100*chance))
+		}
+		return
 	}
 	top := map[int64]int{} // each class's most frequent argmax count
 	for key, v := range count {
@@ -696,6 +714,24 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 	if k >= 3 && seen >= 20*k && share < 1/float64(k)+0.1 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: their argmax follows the labels in %.1f%% of %d rows (each class read as its rows' most frequent column), where chance gives %.1f%%: not this classifier's logits of these rows, or rows in another order? MSP, Energy and ViM read them as the classifier's", 100*share, seen, 100/float64(k)))
 	}
+}
+
+// columnShare is the share of pairs (label, argmax) whose label is the
+// most frequent among the pairs of their argmax.
+func columnShare(pairs [][2]int64) float64 {
+	count := map[[2]int64]int{}
+	for _, q := range pairs {
+		count[q]++
+	}
+	top := map[int64]int{}
+	for key, v := range count {
+		top[key[1]] = max(top[key[1]], v)
+	}
+	agree := 0
+	for _, v := range top {
+		agree += v
+	}
+	return float64(agree) / float64(len(pairs))
 }
 
 // SetActivations gives the plan each source row's per-layer activation
