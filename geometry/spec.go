@@ -230,6 +230,9 @@ func unmarshalFast(data []byte) (s Spec, ok bool) {
 			return Spec{}, false
 		}
 	}
+	if s.Kind == 0 && len(members) > 0 {
+		return Spec{}, false // unmarshalSlow's "kind is missing"
+	}
 	f := families[s.Kind]
 	for _, m := range members {
 		switch m.Key {
