@@ -158,8 +158,17 @@ func (s *Spec) unmarshalSlow(data []byte) error {
 			return fmt.Errorf("geometry: dim: %w", err)
 		}
 	}
-	if s.Kind == 0 && len(fields) > 0 {
-		return missingKind() // not its parameters as another kind's
+	params := len(fields)
+	for _, k := range []string{"kind", "dim"} {
+		if _, ok := fields[k]; ok {
+			params--
+		}
+	}
+	if s.Kind == 0 && params > 0 {
+		// Parameters without a kind: not judged as another kind's. No
+		// parameters is Decode's to call missing, as the one-pass reading
+		// leaves it (the same message either way).
+		return missingKind()
 	}
 	f := families[s.Kind]
 	for _, name := range slices.Sorted(maps.Keys(fields)) { // the first bad field, by name
@@ -229,9 +238,6 @@ func unmarshalFast(data []byte) (s Spec, ok bool) {
 		if m.Key == "kind" && json.Unmarshal(m.Value, &s.Kind) != nil {
 			return Spec{}, false
 		}
-	}
-	if s.Kind == 0 && len(members) > 0 {
-		return Spec{}, false // unmarshalSlow's "kind is missing"
 	}
 	f := families[s.Kind]
 	for _, m := range members {
