@@ -106,18 +106,21 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 // its schema (distinct, in ascending order), those alone, as
 // ReadTableColumn reads one: a table of them in that order, its schema's
 // metadata kept. pick's error is returned as it is.
-func readColumns(path string, pick func(*arrow.Schema) ([]int, error)) (arrow.Table, error) {
+func readColumns(path string, pick func(*arrow.Schema) ([]int, error)) (tbl arrow.Table, err error) {
 	st, statErr := os.Stat(path)
 	if strings.ToLower(filepath.Ext(path)) != ".parquet" || statErr == nil && st.IsDir() {
 		return scanColumns(path, pick)
 	}
+	var d damaged
+	defer d.recover(path, &err)
 	p, err := openParquet(path, false, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
 	pf, fr, schema := p.pf, p.fr, p.schema
-	cols, err := pick(schema)
+	var cols []int
+	d.caller(func() { cols, err = pick(schema) })
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +132,13 @@ func readColumns(path string, pick func(*arrow.Schema) ([]int, error)) (arrow.Ta
 	for i := range groups {
 		groups[i] = i
 	}
-	tbl, err := fr.ReadRowGroups(context.Background(), leafCols, groups)
+	tbl, err = fr.ReadRowGroups(context.Background(), leafCols, groups)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, columnNames(schema, cols), err)
+	}
+	if err := validTable(path, tbl); err != nil {
+		tbl.Release()
+		return nil, err
 	}
 	return withMetadata(tbl, schema.Metadata()), nil
 }
@@ -340,15 +347,21 @@ func dataBytes(d arrow.ArrayData) int {
 }
 
 // readParquetTable is ReadTable of a Parquet file.
-func readParquetTable(path string) (arrow.Table, error) {
+func readParquetTable(path string) (tbl arrow.Table, err error) {
+	var d damaged
+	defer d.recover(path, &err)
 	p, err := openParquet(path, false, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	tbl, err := p.fr.ReadTable(context.Background())
+	tbl, err = p.fr.ReadTable(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := validTable(path, tbl); err != nil {
+		tbl.Release()
+		return nil, err
 	}
 	return withMetadata(tbl, p.schema.Metadata()), nil
 }
@@ -505,16 +518,26 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 // rows, and batch the columns start wants alone, in batches of 4096 rows
 // read a page at a time; or, where start returns nil (all columns), the
 // file read whole, in batches of 65 536 rows.
-func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), batch func(arrow.RecordBatch) error) error {
+func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), batch func(arrow.RecordBatch) error) (err error) {
+	var d damaged
+	defer d.recover(path, &err)
 	p, err := openParquet(path, true, 4096)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	fr, schema := p.fr, p.schema
-	want, err := start(schema, p.pf.NumRows())
+	var want []int
+	d.caller(func() { want, err = start(schema, p.pf.NumRows()) })
 	if err != nil {
 		return err
+	}
+	guarded := d.guard(batch)
+	batch = func(rec arrow.RecordBatch) error {
+		if err := array.ValidateRecordFull(rec); err != nil {
+			return damagedErr(path, err)
+		}
+		return guarded(rec)
 	}
 	if want == nil {
 		tbl, err := fr.ReadTable(context.Background())
@@ -781,9 +804,7 @@ func shardsRows(shards []string) int64 {
 			switch st, err := f.Stat(); {
 			case err != nil:
 			case strings.ToLower(filepath.Ext(shard)) == ".parquet":
-				if pf, err := file.NewParquetReader(f); err == nil {
-					n = pf.NumRows()
-				}
+				n = parquetRows(f)
 			default:
 				n = arrowRows(f, st.Size())
 			}
@@ -795,6 +816,77 @@ func shardsRows(shards []string) int64 {
 		rows += n
 	}
 	return rows
+}
+
+// parquetRows is the number of rows a Parquet file's footer gives, −1
+// where it cannot be read (the reader then says what is wrong).
+func parquetRows(f *os.File) (rows int64) {
+	defer func() {
+		if recover() != nil { // a damaged footer (arrow-go panics on some)
+			rows = -1
+		}
+	}()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return -1
+	}
+	return pf.NumRows()
+}
+
+// damaged turns a panic of the Parquet reader (arrow-go panics on some
+// damaged files: a footer's negative count of a schema node's children
+// made a slice of negative size) into the error that the file is not
+// readable Parquet. A panic in a function of the caller's, run through
+// caller or guard, is left to go on with its stack: a bug of ccs is not
+// a damaged file (the batches it is given are validated first).
+type damaged struct{ inCaller bool }
+
+// recover, deferred, sets *err to the damaged file's error where the
+// Parquet reader panicked.
+func (d *damaged) recover(path string, err *error) {
+	if d.inCaller {
+		return // not recovered: the caller's panic goes on
+	}
+	if p := recover(); p != nil {
+		*err = damagedErr(path, p)
+	}
+}
+
+// damagedErr is the error of a Parquet file at path that is not
+// readable: what the reader said (a panic's value, or the validation's
+// error).
+func damagedErr(path string, what any) error {
+	return fmt.Errorf("%s: not a readable Parquet file (damaged or truncated?): %v", path, what)
+}
+
+// validTable checks every column of a table read from the Parquet file at
+// path as arrow-go checks data from an untrusted source (ValidateFull):
+// a damaged file's pages can decode to list offsets past their values,
+// which the readers of the rows would index out of range.
+func validTable(path string, tbl arrow.Table) error {
+	for i := range int(tbl.NumCols()) {
+		for _, c := range tbl.Column(i).Data().Chunks() {
+			if err := array.ValidateFull(c); err != nil {
+				return damagedErr(path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// caller runs f, a function of the caller's.
+func (d *damaged) caller(f func()) {
+	d.inCaller = true
+	f()
+	d.inCaller = false
+}
+
+// guard is batch run through caller.
+func (d *damaged) guard(batch func(arrow.RecordBatch) error) func(arrow.RecordBatch) error {
+	return func(rec arrow.RecordBatch) (err error) {
+		d.caller(func() { err = batch(rec) })
+		return err
+	}
 }
 
 // rowName names row (0-based) of the table at path in messages: "row 137",

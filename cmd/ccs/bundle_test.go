@@ -1220,6 +1220,9 @@ func TestBundleBadInput(t *testing.T) {
 		u64.Append(uint64(i%3) | uint64(i/399)<<63)
 	}
 	writeColumnParquet(t, p("huge.parquet"), "label", u64.NewArray(), 1<<16)
+	// A footer FuzzReadParquet damaged: arrow-go's reader panicked on it
+	// (a schema node's children counted negative), and so did ccs.
+	os.WriteFile(p("damaged.parquet"), []byte("0000\x15\x00\x150\x1500\x150\x19aH\x06000000\x15109\x02\x18\t0000000008\x0200,8\x00009\x04\x18\x0400000\x02\x00\x150#0\x18\a00000000\x1508\x0200991000\x00\x000\x150#0\x18\x0107000000000\x160\x19\x1c\x190&0,118C00000000000000000000000000000000000000000000000000000000000000000001,8\x008\x0008\x0000&\xdc0,117000000007000000009\x01,1111111101,8\x008\x0008\x0000&\xbc0,8A000000000000000000000000000000000000000000000000000000000000000001,8\x008\x0008\x0000\x16\xfa0\x1609100000000000000000000000000000000000000000000000p\x01\x00\x00PAR1"), 0o644)
 	sttest.Write(t, p("two.safetensors"), sttest.T("emb", "F64", []int{n, d}, sttest.LE(x64...)), sttest.T("y", "I64", []int{n}, sttest.LE(y...)))
 	sttest.Write(t, p("flags.safetensors"), sttest.T("labels", "U8", []int{n - 1}, make([]byte, n-1)))
 	two, _ := os.ReadFile(p("two.safetensors"))
@@ -1251,6 +1254,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
 		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},
+		{"a damaged Parquet file", []string{"-embeddings", p("damaged.parquet") + ":embedding"}, false, "damaged.parquet: not a readable Parquet file (damaged or truncated?): runtime error: makeslice: cap out of range"},
 		{"a Parquet labels column misspelt", []string{"-labels", p("huge.parquet") + ":labl"}, false, `huge.parquet: no column "labl" (the columns: "label" uint64): did you mean "label"?`},
 		{"an Arrow embeddings column misspelt", []string{"-embeddings", p("hf.arrow") + ":embeding"}, false, `hf.arrow: no column "embeding" (the columns: "embedding" list<item: float32, nullable>, "label" utf8): did you mean "embedding"?`},
 		{"a directory, not a dataset", []string{"-embeddings", p("plaindir")}, false, "plaindir: a directory without state.json or dataset_dict.json"},
