@@ -528,7 +528,8 @@ func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), b
 	defer p.Close()
 	fr, schema := p.fr, p.schema
 	var want []int
-	d.caller(func() { want, err = start(schema, p.pf.NumRows()) })
+	rows := p.pf.NumRows()
+	d.caller(func() { want, err = start(schema, rows) })
 	if err != nil {
 		return err
 	}
