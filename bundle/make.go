@@ -652,10 +652,8 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: the first rows of the logits (%d columns) are the embeddings' own: features given as logits? MSP, Energy and ViM read a classifier's logits, a column a class", c))
 		return
 	}
-	count := map[[2]int64]int{} // (label, argmax) of the in-distribution anchors
+	var pairs [][2]int64 // (label, argmax) of the in-distribution anchors
 	classes := map[int64]bool{}
-	seen := 0
-	var pairs [][2]int64 // the same (label, argmax), in order
 	for _, sp := range p.Splits[:min(len(p.Splits), Test+1)] {
 		if sp.Labels == nil {
 			continue
@@ -671,13 +669,11 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 					best = j
 				}
 			}
-			count[[2]int64{sp.Labels[a], int64(best)}]++
 			pairs = append(pairs, [2]int64{sp.Labels[a], int64(best)})
 			classes[sp.Labels[a]] = true
-			seen++
 		}
 	}
-	k := len(classes)
+	k, seen := len(classes), len(pairs)
 	if k < 2 || seen == 0 {
 		return
 	}
@@ -693,39 +689,33 @@ func (p *Plan) WarnLogits(logits []float32, c int, rows []float32, d int) {
 		if seen < 20*k {
 			return
 		}
-		share := columnShare(pairs)
+		share := agreeShare(pairs, 1)
 		shuffled := slices.Clone(pairs)
 		r := rand.New(rand.NewPCG(1, 2))
 		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i][0], shuffled[j][0] = shuffled[j][0], shuffled[i][0] })
-		if chance := columnShare(shuffled); share < chance+0.1 {
+		if chance := agreeShare(shuffled, 1); share < chance+0.1 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("logits: each of their %d columns holds rows of one label in %.1f%% of %d rows (each column read as its rows' most frequent label), where labels in a shuffled order give %.1f%%: logits of other rows, rows in another order, or a classifier of classes unrelated to the labels? MSP, Energy and ViM read them as the classifier's", c, 100*share, seen, 100*chance))
 		}
 		return
 	}
-	top := map[int64]int{} // each class's most frequent argmax count
-	for key, v := range count {
-		top[key[0]] = max(top[key[0]], v)
-	}
-	agree := 0
-	for _, v := range top {
-		agree += v
-	}
-	share := float64(agree) / float64(seen)
+	share := agreeShare(pairs, 0)
 	if k >= 3 && seen >= 20*k && share < 1/float64(k)+0.1 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("logits: their argmax follows the labels in %.1f%% of %d rows (each class read as its rows' most frequent column), where chance gives %.1f%%: not this classifier's logits of these rows, or rows in another order? MSP, Energy and ViM read them as the classifier's", 100*share, seen, 100/float64(k)))
 	}
 }
 
-// columnShare is the share of pairs (label, argmax) whose label is the
-// most frequent among the pairs of their argmax.
-func columnShare(pairs [][2]int64) float64 {
+// agreeShare is the share of pairs (label, argmax) that agree with their
+// group's most frequent pair, the groups by pair[by]: by 0, each label
+// read as its rows' most frequent column; by 1, each column as its rows'
+// most frequent label.
+func agreeShare(pairs [][2]int64, by int) float64 {
 	count := map[[2]int64]int{}
 	for _, q := range pairs {
 		count[q]++
 	}
 	top := map[int64]int{}
 	for key, v := range count {
-		top[key[1]] = max(top[key[1]], v)
+		top[key[by]] = max(top[key[by]], v)
 	}
 	agree := 0
 	for _, v := range top {

@@ -300,11 +300,12 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 // as a group ("[training flags]") and -h lists apart from the command's own.
 var flagGroups = []struct {
 	name    string // "training": the usage line's "[training flags]"
+	title   string // -h's heading
 	declare func(fs *flag.FlagSet)
 }{
-	{"training", func(fs *flag.FlagSet) { addRecipeFlags(fs, "sim") }},
-	{"encoder", func(fs *flag.FlagSet) { addEncoderFlags(fs) }},
-	{"augmentation", func(fs *flag.FlagSet) { addAugmentFlags(fs) }},
+	{"training", "Training flags", func(fs *flag.FlagSet) { addRecipeFlags(fs, "sim") }},
+	{"encoder", "Encoder flags", func(fs *flag.FlagSet) { addEncoderFlags(fs) }},
+	{"augmentation", "Augmentation flags", func(fs *flag.FlagSet) { addAugmentFlags(fs) }},
 }
 
 // groupOf maps each flag of a group c's usage line names to that group's
@@ -331,12 +332,14 @@ func (c *command) help(w io.Writer, path string) {
 	group := c.groupOf()
 	section := func(title, name string) {
 		fs := flag.NewFlagSet(path, flag.ContinueOnError)
+		n := 0
 		all.VisitAll(func(f *flag.Flag) {
 			if group[f.Name] == name {
 				fs.Var(f.Value, f.Name, f.Usage)
+				n++
 			}
 		})
-		if !hasFlags(fs) {
+		if n == 0 {
 			return
 		}
 		fmt.Fprintf(w, "\n%s:\n", title)
@@ -345,15 +348,8 @@ func (c *command) help(w io.Writer, path string) {
 	}
 	section("Flags", "")
 	for _, g := range flagGroups {
-		section(strings.ToUpper(g.name[:1])+g.name[1:]+" flags", g.name)
+		section(g.title, g.name)
 	}
-}
-
-// hasFlags reports whether fs declares a flag.
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
 }
 
 // parse parses args into fs. A positional command's flags may also

@@ -43,8 +43,10 @@ func TestUsageLinesNameFlags(t *testing.T) {
 		sections := strings.Split(help.String(), "\n\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			want := "Flags:"
-			if g := group[f.Name]; g != "" {
-				want = strings.ToUpper(g[:1]) + g[1:] + " flags:"
+			for _, g := range flagGroups {
+				if g.name == group[f.Name] {
+					want = g.title + ":"
+				}
 			}
 			found := 0
 			for _, s := range sections {
